@@ -1,0 +1,230 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/counters"
+)
+
+type counterJSON struct {
+	Name      string    `json:"name"`
+	Value     int64     `json:"value"`
+	Min       *int64    `json:"min,omitempty"`
+	Max       *int64    `json:"max,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func toJSON(c *counters.Counter) counterJSON {
+	return counterJSON{Name: c.Name, Value: c.Value, Min: c.Min, Max: c.Max, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+type valueJSON struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+}
+
+type pageJSON struct {
+	Counters  []counterJSON `json:"counters"`
+	NextAfter *string       `json:"next_after"`
+}
+
+// counterHandlers serves /v1/counters.
+type counterHandlers struct {
+	svc     counters.Service
+	timeout time.Duration
+	listTTL time.Duration
+}
+
+// dbContext bounds a request's MySQL and Redis work: Fiber's own context is
+// never cancelled, so without a deadline a hung database would hang clients.
+func (h *counterHandlers) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.UserContext(), h.timeout)
+}
+
+// incrementBy reads the step from the body ({"by": n}) or the query (?by=n).
+func incrementBy(c *fiber.Ctx) (int64, error) {
+	obj, err := parseObject(c.Body(), "by")
+	if err != nil {
+		return 0, err
+	}
+	fromBody, inBody, err := obj.int64Field("by")
+	if err != nil {
+		return 0, err
+	}
+	fromQuery, inQuery, err := queryInt(c, "by")
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case inBody && inQuery:
+		return 0, counters.Errorf(counters.EINVALID, "Give the step either in the body or as ?by=, not both.")
+	case inBody:
+		return fromBody, nil
+	case inQuery:
+		return fromQuery, nil
+	}
+	return 1, nil
+}
+
+func (h *counterHandlers) increment(c *fiber.Ctx) error {
+	name, err := writableName(c)
+	if err != nil {
+		return err
+	}
+	by, err := incrementBy(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	v, err := h.svc.Increment(ctx, name, by)
+	if err != nil {
+		return err
+	}
+	return c.JSON(valueJSON{Name: name, Value: v})
+}
+
+func (h *counterHandlers) get(c *fiber.Ctx) error {
+	name, err := pathName(c, "name")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	ctr, err := h.svc.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.JSON(toJSON(ctr))
+}
+
+// setRequest parses a PUT body: {"value": n, "min": n|null, "max": n|null}.
+func setRequest(c *fiber.Ctx, name string) (counters.SetRequest, error) {
+	req := counters.SetRequest{Name: name}
+	obj, err := parseObject(c.Body(), "value", "min", "max")
+	if err != nil {
+		return req, err
+	}
+	v, ok, err := obj.int64Field("value")
+	if err != nil {
+		return req, err
+	} else if !ok {
+		return req, counters.Errorf(counters.EINVALID, "The body must give the counter's \"value\".")
+	}
+	req.Value = v
+	if req.Min, err = obj.boundField("min"); err != nil {
+		return req, err
+	}
+	if req.Max, err = obj.boundField("max"); err != nil {
+		return req, err
+	}
+	switch inm := strings.TrimSpace(c.Get(fiber.HeaderIfNoneMatch)); inm {
+	case "":
+	case "*":
+		req.CreateOnly = true
+	default:
+		return req, counters.Errorf(counters.EINVALID, "If-None-Match supports only \"*\" (create only).")
+	}
+	return req, nil
+}
+
+func (h *counterHandlers) set(c *fiber.Ctx) error {
+	name, err := writableName(c)
+	if err != nil {
+		return err
+	}
+	req, err := setRequest(c, name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	ctr, created, err := h.svc.Set(ctx, req)
+	if err != nil {
+		return err
+	}
+	if created {
+		c.Status(fiber.StatusCreated)
+	}
+	return c.JSON(toJSON(ctr))
+}
+
+func (h *counterHandlers) delete(c *fiber.Ctx) error {
+	name, err := writableName(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	if err := h.svc.Delete(ctx, name); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (h *counterHandlers) list(c *fiber.Ctx) error {
+	limit, _, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	if limit < 0 || limit > counters.MaxListLimit || (limit == 0 && c.Context().QueryArgs().Has("limit")) {
+		return counters.Errorf(counters.EINVALID, "limit must be between 1 and %d.", counters.MaxListLimit)
+	}
+	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), After: strings.Clone(c.Query("after")), Limit: int(limit)}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	page, err := h.svc.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	out := pageJSON{Counters: make([]counterJSON, len(page.Counters)), NextAfter: page.NextAfter}
+	for i := range page.Counters {
+		out.Counters[i] = toJSON(&page.Counters[i])
+	}
+	c.Set(fiber.HeaderCacheControl, maxAge(h.listTTL))
+	return c.JSON(out)
+}
+
+// maxAge says how stale a list may be: it may come from a cache that lags
+// by up to the list TTL.
+func maxAge(ttl time.Duration) string {
+	secs := int(ttl.Round(time.Second) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return "private, max-age=" + strconv.Itoa(secs)
+}
+
+func (h *counterHandlers) reset(c *fiber.Ctx) error {
+	obj, err := parseObject(c.Body(), "prefix", "all", "value")
+	if err != nil {
+		return err
+	}
+	var req counters.ResetRequest
+	if req.Prefix, _, err = obj.stringField("prefix"); err != nil {
+		return err
+	}
+	if req.All, _, err = obj.boolField("all"); err != nil {
+		return err
+	}
+	if req.Value, _, err = obj.int64Field("value"); err != nil {
+		return err
+	}
+	if counters.IsReserved(req.Prefix) {
+		return counters.Errorf(counters.EPERMISSION, "Names starting with %q are reserved and cannot be changed through the API.", counters.ReservedPrefix)
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	n, err := h.svc.Reset(ctx, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"reset": n})
+}

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/counters"
+)
+
+// statusOf is the one place where error codes become HTTP statuses.
+var statusOf = map[string]int{
+	counters.EINVALID:         fiber.StatusBadRequest,
+	counters.EUNAUTHENTICATED: fiber.StatusUnauthorized,
+	counters.EPERMISSION:      fiber.StatusForbidden,
+	counters.ENOTFOUND:        fiber.StatusNotFound,
+	counters.ECONFLICT:        fiber.StatusConflict,
+	counters.ETOOLARGE:        fiber.StatusRequestEntityTooLarge,
+	counters.EOUTOFRANGE:      fiber.StatusUnprocessableEntity,
+	counters.ERATELIMITED:     fiber.StatusTooManyRequests,
+	counters.EUNAVAILABLE:     fiber.StatusServiceUnavailable,
+	counters.EINTERNAL:        fiber.StatusInternalServerError,
+}
+
+// codeOfStatus maps Fiber's own errors (unknown route, body too large, ...)
+// into the contract's codes.
+var codeOfStatus = map[int]string{
+	fiber.StatusBadRequest:                  counters.EINVALID,
+	fiber.StatusNotFound:                    counters.ENOTFOUND,
+	fiber.StatusMethodNotAllowed:            counters.ENOTFOUND,
+	fiber.StatusRequestEntityTooLarge:       counters.ETOOLARGE,
+	fiber.StatusRequestHeaderFieldsTooLarge: counters.ETOOLARGE,
+	fiber.StatusUnsupportedMediaType:        counters.EINVALID,
+	fiber.StatusTooManyRequests:             counters.ERATELIMITED,
+	fiber.StatusServiceUnavailable:          counters.EUNAVAILABLE,
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// toDomain converts any handler error into a domain error.
+func toDomain(err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		code, ok := codeOfStatus[fe.Code]
+		if !ok {
+			code = counters.EINTERNAL
+		}
+		msg := fe.Message
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			msg = "No such endpoint."
+		case fiber.StatusMethodNotAllowed:
+			msg = "Method not allowed on this endpoint."
+		case fiber.StatusRequestEntityTooLarge:
+			msg = "Request body is too large."
+		}
+		return &counters.Error{Code: code, Message: msg, Err: err}
+	}
+	return err
+}
+
+// errorHandler writes every error as the contract's JSON error. Internal
+// causes go to the log, never to the client.
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		err = toDomain(err)
+		code := counters.ErrorCode(err)
+		status := statusOf[code]
+		if status >= 500 {
+			log.Error("request failed", "request_id", requestID(c), "method", c.Method(),
+				"path", c.Path(), "status", status, "error", err.Error())
+		}
+		if code == counters.ERATELIMITED && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+			c.Set(fiber.HeaderRetryAfter, "1")
+		}
+		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
+	}
+}

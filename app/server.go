@@ -1,0 +1,95 @@
+// Package app is the HTTP layer: routes, handlers and the mapping of domain
+// errors to statuses. It is the only package that knows HTTP.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersvc/counters"
+)
+
+// Options are the HTTP layer's settings and dependencies.
+type Options struct {
+	Counters counters.Service
+	Log      *slog.Logger
+	Registry *prometheus.Registry // metrics are registered here and served at /metrics
+
+	APIToken    string        // when set, private /v1 endpoints need it as a bearer token
+	BodyLimit   int           // bytes; default 64 KiB
+	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
+	ListMaxAge  time.Duration // how stale a cached list may be; default 1s
+	ReadTimeout time.Duration // default 10s
+
+	// Readiness checks, by dependency. MySQL down makes the service unready;
+	// the others only report degraded.
+	MySQLCheck func(context.Context) error
+	RedisCheck func(context.Context) error // nil: cache disabled
+}
+
+func (o *Options) defaults() {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.BodyLimit == 0 {
+		o.BodyLimit = 64 << 10
+	}
+	if o.DBTimeout == 0 {
+		o.DBTimeout = 3 * time.Second
+	}
+	if o.ListMaxAge == 0 {
+		o.ListMaxAge = time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 10 * time.Second
+	}
+}
+
+// New returns the service's HTTP application.
+func New(o Options) *fiber.App {
+	o.defaults()
+	app := fiber.New(fiber.Config{
+		AppName:               "countersvc",
+		BodyLimit:             o.BodyLimit,
+		CaseSensitive:         true,
+		StrictRouting:         true,
+		UnescapePath:          false, // %2F stays inside one name segment
+		ReadTimeout:           o.ReadTimeout,
+		WriteTimeout:          o.ReadTimeout,
+		IdleTimeout:           60 * time.Second,
+		DisableStartupMessage: true,
+		ErrorHandler:          errorHandler(o.Log),
+	})
+	m := newMetrics(o.Registry)
+
+	app.Use(requestid.New())
+	app.Use(observe(o.Log, m))
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
+
+	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry}
+	app.Get("/healthz", ops.healthz)
+	app.Get("/readyz", ops.readyz)
+	app.Get("/metrics", ops.metrics())
+
+	auth := bearerAuth(o.APIToken)
+	h := &counterHandlers{svc: o.Counters, timeout: o.DBTimeout, listTTL: o.ListMaxAge}
+	v1 := app.Group("/v1")
+	v1.Get("/counters", auth, h.list)
+	v1.Post("/counters/reset", auth, h.reset)
+	v1.Get("/counters/:name", auth, h.get)
+	v1.Put("/counters/:name", auth, h.set)
+	v1.Delete("/counters/:name", auth, h.delete)
+	v1.Post("/counters/:name/increment", auth, h.increment)
+
+	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	return app
+}

@@ -1,0 +1,95 @@
+// Package config reads the service's configuration from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v10"
+	"github.com/go-sql-driver/mysql"
+)
+
+// Config is every setting of the service. The defaults match the
+// project-local servers that scripts/run starts.
+type Config struct {
+	Addr            string        `env:"COUNTERS_ADDR" envDefault:":8080"`
+	MySQLDSN        string        `env:"COUNTERS_MYSQL_DSN" envDefault:"counters:counters@tcp(127.0.0.1:33306)/counters"`
+	MySQLMaxConns   int           `env:"COUNTERS_MYSQL_MAX_CONNS" envDefault:"32"`
+	MySQLTimeout    time.Duration `env:"COUNTERS_MYSQL_TIMEOUT" envDefault:"3s"`
+	MySQLWaitAtBoot time.Duration `env:"COUNTERS_MYSQL_WAIT" envDefault:"30s"`
+	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
+	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
+	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`
+	ListCacheTTL    time.Duration `env:"COUNTERS_LIST_CACHE_TTL" envDefault:"1s"`
+	APIToken        string        `env:"COUNTERS_API_TOKEN"`
+	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
+	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
+	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
+}
+
+// Load reads the environment and validates the result. The error is one line
+// that names the variable at fault.
+func Load() (Config, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		return c, oneLine(err)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks values that parse but make no sense.
+func (c Config) Validate() error {
+	if _, err := mysql.ParseDSN(c.MySQLDSN); err != nil {
+		return fmt.Errorf("COUNTERS_MYSQL_DSN: %v", err)
+	}
+	if c.RedisURL != "" {
+		u, err := url.Parse(c.RedisURL)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "redis-sentinel" && u.Scheme != "unix") {
+			return fmt.Errorf("COUNTERS_REDIS_URL: want redis://host:port/db, got %q", c.RedisURL)
+		}
+	}
+	positive := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"COUNTERS_MYSQL_TIMEOUT", c.MySQLTimeout}, {"COUNTERS_REDIS_TIMEOUT", c.RedisTimeout},
+		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_CACHE_TTL", c.ListCacheTTL},
+		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
+	}
+	for _, p := range positive {
+		if p.d <= 0 {
+			return fmt.Errorf("%s: must be a positive duration such as 500ms or 3s", p.name)
+		}
+	}
+	if c.MySQLMaxConns < 1 {
+		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")
+	}
+	if c.BodyLimit < 1024 {
+		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")
+	}
+	if _, err := c.SlogLevel(); err != nil {
+		return err
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return fmt.Errorf("COUNTERS_LOG_FORMAT: want json or text, got %q", c.LogFormat)
+	}
+	return nil
+}
+
+// SlogLevel parses COUNTERS_LOG_LEVEL.
+func (c Config) SlogLevel() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("COUNTERS_LOG_LEVEL: want debug, info, warn or error, got %q", c.LogLevel)
+	}
+	return l, nil
+}
+
+func oneLine(err error) error {
+	return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+}

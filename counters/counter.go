@@ -1,0 +1,125 @@
+package counters
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxNameLen is the longest counter name, in bytes.
+const MaxNameLen = 255
+
+// ReservedPrefix starts the names kept for the service's own consumers (board
+// ticket sequences). They are readable through HTTP but not writable.
+const ReservedPrefix = "_"
+
+// Counter is a named signed 64-bit counter.
+type Counter struct {
+	Name      string
+	Value     int64
+	Min       *int64 // nil: unbounded below
+	Max       *int64 // nil: unbounded above
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ValidateName returns EINVALID unless name is 1 to 255 bytes of valid UTF-8
+// without control characters.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return Errorf(EINVALID, "Counter name must not be empty.")
+	case len(name) > MaxNameLen:
+		return Errorf(EINVALID, "Counter name is %d bytes long; at most %d are allowed.", len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return Errorf(EINVALID, "Counter name must be valid UTF-8.")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return Errorf(EINVALID, "Counter name must not contain control characters.")
+		}
+	}
+	return nil
+}
+
+// IsReserved reports whether name belongs to the service's own consumers.
+func IsReserved(name string) bool { return strings.HasPrefix(name, ReservedPrefix) }
+
+// Bound is an optional change to a counter's min or max: Keep leaves the
+// stored bound alone, otherwise Value (nil = unbounded) replaces it.
+type Bound struct {
+	Keep  bool
+	Value *int64
+}
+
+// SetRequest sets a counter's value and optionally its bounds.
+type SetRequest struct {
+	Name       string
+	Value      int64
+	Min, Max   Bound
+	CreateOnly bool // fail with ECONFLICT when the counter exists
+}
+
+// ListFilter selects a page of counters in byte order of their names.
+type ListFilter struct {
+	Prefix string
+	After  string
+	Limit  int
+}
+
+// Limits of ListFilter.Limit.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// Page is one page of a listing; NextAfter is nil on the last page.
+type Page struct {
+	Counters  []Counter
+	NextAfter *string
+}
+
+// ResetRequest sets every counter whose name starts with Prefix, or every
+// counter when All is set, to Value. Reserved names are never touched.
+type ResetRequest struct {
+	Prefix string
+	All    bool
+	Value  int64
+}
+
+// Service is the counters domain as its clients see it: the HTTP layer, the
+// ticket numbering and any other Go consumer. Methods return *Error values.
+type Service interface {
+	// Increment adds by (which may be negative or 0) to the counter, creating
+	// it at 0 first, and returns the value this increment produced, as if
+	// concurrent increments had run one after another. Returns EINVALID for a
+	// bad name, EOUTOFRANGE when the result would leave int64 or the counter's
+	// bounds (nothing changes), EUNAVAILABLE when MySQL cannot be reached.
+	Increment(ctx context.Context, name string, by int64) (int64, error)
+
+	// Get returns the counter. Returns ENOTFOUND if it does not exist.
+	Get(ctx context.Context, name string) (*Counter, error)
+
+	// Set sets the counter's value (and bounds) and reports whether it was
+	// created. Returns ECONFLICT for CreateOnly on an existing counter,
+	// EOUTOFRANGE if the value is outside the bounds, EINVALID if min > max.
+	Set(ctx context.Context, req SetRequest) (c *Counter, created bool, err error)
+
+	// Delete removes the counter. Returns ENOTFOUND if it does not exist.
+	Delete(ctx context.Context, name string) error
+
+	// List returns a page of counters ordered by name.
+	List(ctx context.Context, f ListFilter) (*Page, error)
+
+	// Reset sets many counters at once and returns how many it set. Returns
+	// EOUTOFRANGE, changing nothing, when the value breaks a matched
+	// counter's bounds.
+	Reset(ctx context.Context, req ResetRequest) (int64, error)
+}
+
+// Store is what the service needs from persistence; storage/ implements it
+// against MySQL. Arguments are already validated.
+type Store interface {
+	Service
+}

@@ -1,0 +1,146 @@
+package testenv
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// MariaDB is a private server that a test may stop and start again on the
+// same port and data directory.
+type MariaDB struct {
+	Dir  string
+	Port int
+	cmd  *exec.Cmd
+}
+
+// StartMariaDB starts a private MariaDB, stopped when the test ends.
+func StartMariaDB(tb testing.TB) *MariaDB {
+	tb.Helper()
+	m := &MariaDB{Dir: tb.TempDir()}
+	if err := m.start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(m.Kill)
+	return m
+}
+
+// ServerDSN is a DSN for the server without a database.
+func (m *MariaDB) ServerDSN() string {
+	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/", m.Port)
+}
+
+// DSN is a DSN for the database name on this server.
+func (m *MariaDB) DSN(name string) string {
+	return fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s", m.Port, name)
+}
+
+func binary(names ...string) (string, error) {
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+		if p := filepath.Join("/usr/sbin", n); fileExists(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("none of %v installed (scripts/test installs them)", names)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func (m *MariaDB) start() error {
+	if m.Port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		m.Port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	data := filepath.Join(m.Dir, "data")
+	userArgs := []string{}
+	if os.Geteuid() == 0 {
+		userArgs = append(userArgs, "--user=root")
+	}
+	if !fileExists(filepath.Join(data, "mysql")) {
+		install, err := binary("mariadb-install-db", "mysql_install_db")
+		if err != nil {
+			return err
+		}
+		args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, userArgs...)
+		if out, err := exec.Command(install, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("mariadb-install-db: %v: %s", err, out)
+		}
+	}
+	bin, err := binary("mariadbd", "mysqld")
+	if err != nil {
+		return err
+	}
+	args := append([]string{"--no-defaults", "--datadir=" + data,
+		"--socket=" + filepath.Join(m.Dir, "mysql.sock"), "--port=" + strconv.Itoa(m.Port),
+		"--bind-address=127.0.0.1", "--skip-name-resolve", "--max-connections=300",
+		"--log-error=" + filepath.Join(m.Dir, "error.log"), "--pid-file=" + filepath.Join(m.Dir, "mysqld.pid")}, userArgs...)
+	m.cmd = exec.Command(bin, args...)
+	// The server dies with the test binary even if cleanup never runs.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := m.cmd.Start(); err != nil {
+		return err
+	}
+	go m.cmd.Wait()
+	db, err := sql.Open("mysql", m.ServerDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if !waitFor(60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return db.PingContext(ctx) == nil
+	}) {
+		log, _ := os.ReadFile(filepath.Join(m.Dir, "error.log"))
+		return fmt.Errorf("MariaDB did not start: %s", log)
+	}
+	return nil
+}
+
+// Start starts the server again after Stop or Kill, on the same port.
+func (m *MariaDB) Start(tb testing.TB) {
+	tb.Helper()
+	if err := m.start(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Kill ends the server at once, as a crash would.
+func (m *MariaDB) Kill() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	m.cmd.Process.Kill()
+	m.waitGone()
+}
+
+// Stop shuts the server down cleanly.
+func (m *MariaDB) Stop() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	m.waitGone()
+}
+
+func (m *MariaDB) waitGone() {
+	waitFor(60*time.Second, func() bool {
+		return m.cmd.Process.Signal(syscall.Signal(0)) != nil
+	})
+	m.cmd = nil
+}

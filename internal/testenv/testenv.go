@@ -1,0 +1,141 @@
+// Package testenv gives tests real servers: a fresh database on the shared
+// MariaDB that scripts/test starts, and private MariaDB or Redis servers for
+// tests that stop, kill or pause them.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// EnvMySQLDSN names a server DSN (no database) for tests; scripts/test sets it.
+const EnvMySQLDSN = "COUNTERS_TEST_MYSQL_DSN"
+
+var (
+	sharedOnce sync.Once
+	sharedDSN  string
+	sharedErr  error
+)
+
+// serverDSN returns the shared server's DSN, starting a private MariaDB for
+// this test binary when none is configured.
+func serverDSN() (string, error) {
+	sharedOnce.Do(func() {
+		if dsn := os.Getenv(EnvMySQLDSN); dsn != "" {
+			sharedDSN = dsn
+			return
+		}
+		dir, err := os.MkdirTemp("", "countersvc-testdb-")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		m := &MariaDB{Dir: dir}
+		if err := m.start(); err != nil {
+			sharedErr = fmt.Errorf("no %s set and starting a private MariaDB failed: %w", EnvMySQLDSN, err)
+			return
+		}
+		sharedDSN = m.ServerDSN()
+	})
+	return sharedDSN, sharedErr
+}
+
+// MySQLDSN returns the DSN of a new, empty database that is dropped when the
+// test ends.
+func MySQLDSN(tb testing.TB) string {
+	tb.Helper()
+	server, err := serverDSN()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewDatabase(tb, server)
+}
+
+// NewDatabase creates a uniquely named database on the server of serverDSN
+// and returns a DSN for it.
+func NewDatabase(tb testing.TB, serverDSN string) string {
+	tb.Helper()
+	cfg, err := mysql.ParseDSN(serverDSN)
+	if err != nil {
+		tb.Fatalf("parsing %s: %v", EnvMySQLDSN, err)
+	}
+	cfg.DBName = ""
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	name := "t_" + sanitize(tb.Name()) + "_" + randomHex(4)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
+		tb.Fatalf("creating test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`")
+	})
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return b.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls ok until it returns true or the timeout passes.
+func waitFor(timeout time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if ok() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+// Command countersvc serves named counters over HTTP. main only wires the
+// pieces together; see README.md for configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"countersvc/app"
+	"countersvc/config"
+	"countersvc/counters"
+	"countersvc/storage"
+)
+
+func main() {
+	cfg, err := config.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "countersvc: configuration:", err)
+		os.Exit(2)
+	}
+	log := newLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("countersvc stopped", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func newLogger(cfg config.Config) *slog.Logger {
+	level, _ := cfg.SlogLevel()
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stdout, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stdout, opts))
+}
+
+// run serves until ctx is cancelled (SIGTERM), then lets in-flight requests
+// finish before closing Redis and MySQL.
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	db, err := storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot})
+	if err != nil {
+		return fmt.Errorf("opening MySQL: %w", err)
+	}
+	defer db.Close()
+	reg.MustRegister(collectors.NewDBStatsCollector(db, "counters"))
+
+	store, err := storage.NewCounterStore(ctx, db)
+	if err != nil {
+		return fmt.Errorf("preparing statements: %w", err)
+	}
+	defer store.Close()
+
+	svc := counters.NewService(store)
+	server := app.New(app.Options{
+		Counters:   svc,
+		Log:        log,
+		Registry:   reg,
+		APIToken:   cfg.APIToken,
+		BodyLimit:  cfg.BodyLimit,
+		DBTimeout:  cfg.MySQLTimeout,
+		ListMaxAge: cfg.ListCacheTTL,
+		MySQLCheck: db.PingContext,
+	})
+
+	errc := make(chan error, 1)
+	go func() { errc <- server.Listen(cfg.Addr) }()
+	log.Info("countersvc listening", "addr", cfg.Addr)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	if err := server.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

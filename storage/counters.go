@@ -1,0 +1,290 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"countersvc/counters"
+)
+
+// incrementSQL is the whole increment: one upsert whose new value MySQL
+// remembers with LAST_INSERT_ID(expr) and returns in the OK packet, so no
+// second query and no transaction are needed. The CAST keeps negative
+// results signed (LAST_INSERT_ID is BIGINT UNSIGNED); a result outside the
+// counter's bounds assigns NULL to a NOT NULL column, which strict mode turns
+// into error 1048 with nothing changed; an int64 overflow is error 1690.
+// Parameters: name, by, now, now, by, by, by.
+const incrementSQL = `INSERT INTO counter (name, value, created_at, updated_at)
+VALUES (?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?)
+ON DUPLICATE KEY UPDATE
+  value = IF((min_value IS NULL OR value + ? >= min_value) AND (max_value IS NULL OR value + ? <= max_value),
+             CAST(LAST_INSERT_ID(value + ?) AS SIGNED), NULL),
+  updated_at = VALUES(updated_at)`
+
+const counterColumns = "name, value, min_value, max_value, created_at, updated_at"
+
+// querier is what *sql.DB, *sql.Conn and *sql.Tx have in common, so that the
+// statements below run alone or inside a caller's transaction.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// CounterStore implements counters.Store on MySQL.
+type CounterStore struct {
+	db        *sql.DB
+	increment *sql.Stmt
+	Now       func() time.Time // injectable clock
+}
+
+var _ counters.Store = (*CounterStore)(nil)
+
+// NewCounterStore prepares the hot statements once, so that each increment
+// is a single round trip in the binary protocol.
+func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
+	incr, err := db.PrepareContext(ctx, incrementSQL)
+	if err != nil {
+		return nil, err
+	}
+	return &CounterStore{db: db, increment: incr, Now: time.Now}, nil
+}
+
+// Close releases the prepared statements.
+func (s *CounterStore) Close() error { return s.increment.Close() }
+
+func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// Increment implements counters.Store.
+func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	now := s.now()
+	res, err := s.increment.ExecContext(ctx, name, by, now, now, by, by, by)
+	if err != nil {
+		return 0, mapError("storage.Increment", err, true)
+	}
+	v, err := res.LastInsertId()
+	return v, mapError("storage.Increment", err, true)
+}
+
+// IncrementTx runs the increment statement inside tx, for callers that must
+// commit it together with other changes.
+func (s *CounterStore) IncrementTx(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
+	now := s.now()
+	res, err := tx.StmtContext(ctx, s.increment).ExecContext(ctx, name, by, now, now, by, by, by)
+	if err != nil {
+		return 0, mapError("storage.IncrementTx", err, true)
+	}
+	v, err := res.LastInsertId()
+	return v, mapError("storage.IncrementTx", err, true)
+}
+
+// Get implements counters.Store.
+func (s *CounterStore) Get(ctx context.Context, name string) (*counters.Counter, error) {
+	c, err := scanCounter(s.db.QueryRowContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name = ?", name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+	}
+	return c, mapError("storage.Get", err, false)
+}
+
+// Set implements counters.Store. It retries when a concurrent Set created the
+// counter between its read and its insert.
+func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
+	for attempt := 0; ; attempt++ {
+		var c *counters.Counter
+		var created bool
+		err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+			c, created, err = s.SetTx(ctx, tx, req)
+			return err
+		})
+		if (isDuplicate(err) || isRetryable(err)) && !req.CreateOnly && attempt < 5 {
+			continue
+		}
+		if isDuplicate(err) {
+			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+		}
+		return c, created, mapError("storage.Set", err, true)
+	}
+}
+
+// SetTx sets a counter inside tx; see Set. A duplicate-key error means another
+// transaction created the counter first: the caller retries or reports it.
+func (s *CounterStore) SetTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
+	now := s.now()
+	var value int64
+	var minV, maxV sql.NullInt64
+	var createdAt time.Time
+	err := tx.QueryRowContext(ctx, "SELECT value, min_value, max_value, created_at FROM counter WHERE name = ? FOR UPDATE", req.Name).
+		Scan(&value, &minV, &maxV, &createdAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		c := &counters.Counter{Name: req.Name, Value: req.Value, Min: boundOrNil(req.Min), Max: boundOrNil(req.Max), CreatedAt: now, UpdatedAt: now}
+		_, err := tx.ExecContext(ctx, "INSERT INTO counter ("+counterColumns+") VALUES (?, ?, ?, ?, ?, ?)",
+			c.Name, c.Value, nullable(c.Min), nullable(c.Max), now, now)
+		if err != nil {
+			return nil, false, err
+		}
+		return c, true, nil
+	case err != nil:
+		return nil, false, err
+	case req.CreateOnly:
+		return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+	}
+	c := &counters.Counter{Name: req.Name, Value: req.Value, Min: pick(req.Min, minV), Max: pick(req.Max, maxV), CreatedAt: createdAt, UpdatedAt: now}
+	if err := checkBounds(c); err != nil {
+		return nil, false, err
+	}
+	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = ?, min_value = ?, max_value = ?, updated_at = ? WHERE name = ?",
+		c.Value, nullable(c.Min), nullable(c.Max), now, c.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	return c, false, nil
+}
+
+// Delete implements counters.Store.
+func (s *CounterStore) Delete(ctx context.Context, name string) error {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name)
+	if err != nil {
+		return mapError("storage.Delete", err, true)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return mapError("storage.Delete", err, true)
+	} else if n == 0 {
+		return counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+	}
+	return nil
+}
+
+// List implements counters.Store with keyset pagination on the primary key.
+// It reads one row more than asked to know whether another page follows.
+func (s *CounterStore) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
+	query := "SELECT " + counterColumns + " FROM counter WHERE name > ?"
+	args := []any{f.After}
+	if f.Prefix != "" {
+		query += " AND name LIKE ? ESCAPE '!'"
+		args = append(args, likePrefix(f.Prefix))
+	}
+	query += " ORDER BY name LIMIT ?"
+	args = append(args, f.Limit+1)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, mapError("storage.List", err, false)
+	}
+	defer rows.Close()
+	page := &counters.Page{Counters: make([]counters.Counter, 0, f.Limit)}
+	for rows.Next() {
+		c, err := scanCounter(rows)
+		if err != nil {
+			return nil, mapError("storage.List", err, false)
+		}
+		if len(page.Counters) == f.Limit {
+			last := page.Counters[len(page.Counters)-1].Name
+			page.NextAfter = &last
+			break
+		}
+		page.Counters = append(page.Counters, *c)
+	}
+	return page, mapError("storage.List", rows.Err(), false)
+}
+
+// Reset implements counters.Store in one statement, so it is all or nothing:
+// a counter whose bounds exclude the value makes the statement fail (NULL
+// into NOT NULL) and nothing changes. Reserved names are never matched.
+func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
+	query := `UPDATE counter SET
+		value = IF((min_value IS NULL OR ? >= min_value) AND (max_value IS NULL OR ? <= max_value), ?, NULL),
+		updated_at = ?
+		WHERE name NOT LIKE '!_%' ESCAPE '!'`
+	args := []any{req.Value, req.Value, req.Value, s.now()}
+	if !req.All {
+		query += " AND name LIKE ? ESCAPE '!'"
+		args = append(args, likePrefix(req.Prefix))
+	}
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if mysqlErrNumber(err) == erBadNull {
+		return 0, counters.Errorf(counters.EOUTOFRANGE, "The value %d is outside the bounds of at least one matched counter; nothing was changed.", req.Value)
+	} else if err != nil {
+		return 0, mapError("storage.Reset", err, true)
+	}
+	n, err := res.RowsAffected()
+	return n, mapError("storage.Reset", err, true)
+}
+
+// inTx runs fn in a READ COMMITTED transaction: no gap locks, so two
+// creators of one missing counter meet at the primary key instead of
+// deadlocking.
+func (s *CounterStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanCounter(row scanner) (*counters.Counter, error) {
+	var c counters.Counter
+	var minV, maxV sql.NullInt64
+	if err := row.Scan(&c.Name, &c.Value, &minV, &maxV, &c.CreatedAt, &c.UpdatedAt); err != nil {
+		return nil, err
+	}
+	c.Min, c.Max = ptr(minV), ptr(maxV)
+	return &c, nil
+}
+
+func checkBounds(c *counters.Counter) error {
+	if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
+		return counters.Errorf(counters.EINVALID, "min (%d) must not be greater than max (%d).", *c.Min, *c.Max)
+	}
+	if c.Min != nil && c.Value < *c.Min {
+		return counters.Errorf(counters.EOUTOFRANGE, "Value %d is below the counter's min %d.", c.Value, *c.Min)
+	}
+	if c.Max != nil && c.Value > *c.Max {
+		return counters.Errorf(counters.EOUTOFRANGE, "Value %d is above the counter's max %d.", c.Value, *c.Max)
+	}
+	return nil
+}
+
+// likePrefix escapes a prefix for LIKE ... ESCAPE '!'.
+func likePrefix(p string) string {
+	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+	return r.Replace(p) + "%"
+}
+
+func ptr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}
+
+func nullable(p *int64) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: *p, Valid: true}
+}
+
+func boundOrNil(b counters.Bound) *int64 {
+	if b.Keep {
+		return nil
+	}
+	return b.Value
+}
+
+func pick(b counters.Bound, stored sql.NullInt64) *int64 {
+	if b.Keep {
+		return ptr(stored)
+	}
+	return b.Value
+}

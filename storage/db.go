@@ -1,0 +1,127 @@
+// Package storage keeps the service's data in MySQL (or MariaDB). It is the
+// only package that knows SQL.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Options tune the connection pool.
+type Options struct {
+	MaxOpenConns int           // default 32
+	ConnectWait  time.Duration // how long Open waits for MySQL to answer; default 30s
+}
+
+// sqlMode makes MySQL refuse instead of silently clamping or truncating: an
+// out-of-range value or a NULL in a NOT NULL column is an error, which the
+// counter statements rely on.
+const sqlMode = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
+
+// Config parses dsn and sets the session options the storage code relies on.
+func Config(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("invalid MySQL DSN: %w", err)
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	// Resets count the rows they matched, not only the rows they changed.
+	cfg.ClientFoundRows = true
+	// One round trip per ad-hoc query instead of prepare+execute; the hot
+	// statements are prepared once and use the binary protocol anyway.
+	cfg.InterpolateParams = true
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	cfg.Params["sql_mode"] = sqlMode
+	return cfg, nil
+}
+
+// Open connects to MySQL, creates the database named in the DSN when it is
+// missing, and applies the migrations. It waits up to o.ConnectWait for MySQL
+// to come up.
+func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
+	cfg, err := Config(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if o.MaxOpenConns <= 0 {
+		o.MaxOpenConns = 32
+	}
+	if o.ConnectWait <= 0 {
+		o.ConnectWait = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectWait)
+	defer cancel()
+
+	if err := waitForServer(ctx, cfg); err != nil {
+		return nil, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(o.MaxOpenConns)
+	db.SetMaxIdleConns(o.MaxOpenConns)
+	db.SetConnMaxLifetime(5 * time.Minute)
+	db.SetConnMaxIdleTime(time.Minute)
+	if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// waitForServer pings MySQL until it answers and creates the database when
+// the server says it does not exist.
+func waitForServer(ctx context.Context, cfg *mysql.Config) error {
+	server := cfg.Clone()
+	server.DBName = ""
+	connector, err := mysql.NewConnector(server)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	for {
+		err = db.PingContext(ctx)
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("MySQL at %s did not answer: %w", cfg.Addr, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	if cfg.DBName == "" {
+		return errors.New("the MySQL DSN names no database")
+	}
+	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(cfg.DBName))
+	if err != nil {
+		return fmt.Errorf("creating database %s: %w", cfg.DBName, err)
+	}
+	return nil
+}
+
+func quoteIdent(s string) string {
+	out := []byte{'`'}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			out = append(out, '`')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '`'))
+}

@@ -1,0 +1,80 @@
+package storage
+
+import (
+	"database/sql"
+	"errors"
+	"net"
+
+	"github.com/go-sql-driver/mysql"
+
+	"countersvc/counters"
+)
+
+// MySQL error numbers the storage code gives a meaning to.
+const (
+	erDupEntry           = 1062
+	erBadNull            = 1048 // a counter statement's way of refusing a bound
+	erWarnDataOutOfRange = 1264
+	erDataOutOfRange     = 1690
+	erLockWaitTimeout    = 1205
+	erLockDeadlock       = 1213
+	erConCount           = 1040
+	erServerShutdown     = 1053
+	erQueryInterrupted   = 1317
+	erConnectionKilled   = 1927
+)
+
+func mysqlErrNumber(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+func isDuplicate(err error) bool { return mysqlErrNumber(err) == erDupEntry }
+
+// isRetryable reports a transient transaction failure that a retry of the
+// whole transaction resolves.
+func isRetryable(err error) bool {
+	n := mysqlErrNumber(err)
+	return n == erLockDeadlock || n == erLockWaitTimeout
+}
+
+// mapError turns a driver error into a domain error with a client-safe
+// message; the cause stays inside for the log. write says whether the
+// statement may have changed something, which the 503 message must admit.
+func mapError(op string, err error, write bool) error {
+	if err == nil {
+		return nil
+	}
+	var de *counters.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	switch mysqlErrNumber(err) {
+	case erDataOutOfRange, erWarnDataOutOfRange:
+		return counters.Wrap(counters.EOUTOFRANGE, op, err, "The result would leave the signed 64-bit range; nothing was changed.")
+	case erBadNull:
+		return counters.Wrap(counters.EOUTOFRANGE, op, err, "The result would break the counter's bounds; nothing was changed.")
+	case erLockWaitTimeout, erLockDeadlock, erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled:
+		return unavailable(op, err, write)
+	case 0:
+		if errors.Is(err, sql.ErrNoRows) {
+			return counters.Wrap(counters.ENOTFOUND, op, err, "Not found.")
+		}
+		// Anything that is not a server error is the connection failing:
+		// refused, reset, timed out, or the request's deadline.
+		return unavailable(op, err, write)
+	}
+	return counters.Wrap(counters.EINTERNAL, op, err, "")
+}
+
+func unavailable(op string, err error, write bool) error {
+	msg := "The database cannot be reached; nothing was changed."
+	var ne *net.OpError
+	if write && !(errors.As(err, &ne) && ne.Op == "dial") {
+		msg = "The database cannot be reached; the change may or may not have been applied."
+	}
+	return counters.Wrap(counters.EUNAVAILABLE, op, err, msg)
+}

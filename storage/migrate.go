@@ -1,0 +1,93 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrate applies the embedded migrations that the database has not seen, in
+// file name order. Several processes may start at once: a named lock lets
+// one of them migrate while the others wait.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	var locked sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('countersvc.migrate', 60)").Scan(&locked); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	} else if locked.Int64 != 1 {
+		return fmt.Errorf("migration lock: another process holds it")
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK('countersvc.migrate')")
+
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migration (
+		name VARCHAR(255) NOT NULL PRIMARY KEY,
+		applied_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+	) ENGINE=InnoDB`); err != nil {
+		return fmt.Errorf("creating schema_migration: %w", err)
+	}
+
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var n int
+		if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migration WHERE name = ?", name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		// MySQL commits DDL implicitly, so each statement is written to be
+		// idempotent (IF NOT EXISTS) and a half-applied file can run again.
+		for _, stmt := range splitStatements(string(body)) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %s: %w", name, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migration (name) VALUES (?)", name); err != nil {
+			return fmt.Errorf("recording migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// splitStatements splits a migration file at lines that end in ";" and
+// drops comment lines.
+func splitStatements(body string) []string {
+	var stmts []string
+	var cur strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(trimmed, ";") {
+			stmts = append(stmts, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		stmts = append(stmts, s)
+	}
+	return stmts
+}
