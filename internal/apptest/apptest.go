@@ -1,0 +1,146 @@
+// Package apptest runs the whole service for tests: a real MySQL database,
+// the real stores and a real HTTP listener on 127.0.0.1.
+package apptest
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/app"
+	"countersvc/counters"
+	"countersvc/internal/testenv"
+	"countersvc/storage"
+)
+
+// Env is one running service.
+type Env struct {
+	DSN      string
+	DB       *sql.DB
+	Store    *storage.CounterStore
+	Counters counters.Service
+	App      *fiber.App
+	URL      string // http://127.0.0.1:port
+	Client   *http.Client
+}
+
+// Option changes the service's options before it starts.
+type Option func(*app.Options)
+
+// New starts the service on a fresh database of the shared test server.
+func New(tb testing.TB, opts ...Option) *Env {
+	tb.Helper()
+	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
+}
+
+// NewWithDSN starts the service on the database of dsn.
+func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	store, err := storage.NewCounterStore(ctx, db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := &Env{DSN: dsn, DB: db, Store: store, Counters: counters.NewService(store)}
+	o := app.Options{
+		Counters:   e.Counters,
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		MySQLCheck: db.PingContext,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	e.Start(tb, o)
+	return e
+}
+
+// Start serves o on a fresh listener.
+func (e *Env) Start(tb testing.TB, o app.Options) {
+	tb.Helper()
+	e.App = app.New(o)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go e.App.Listener(ln)
+	tb.Cleanup(func() { e.App.ShutdownWithTimeout(5 * time.Second) })
+	e.URL = "http://" + ln.Addr().String()
+	e.Client = &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256},
+	}
+}
+
+// Response is a finished request.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decode unmarshals the body into v or fails the test.
+func (r Response) Decode(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		tb.Fatalf("decoding %q: %v", r.Body, err)
+	}
+}
+
+// ErrorCode is the code of a JSON error body, or "".
+func (r Response) ErrorCode() string {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+// Do sends a request; body "" sends none. headers are "Key: value" pairs.
+func (e *Env) Do(tb testing.TB, method, path, body string, headers ...string) Response {
+	tb.Helper()
+	r, err := e.TryDo(method, path, body, headers...)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// TryDo is Do for goroutines: it returns the error instead of failing.
+func (e *Env) TryDo(method, path, body string, headers ...string) (Response, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		return Response{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
+}
