@@ -1,0 +1,127 @@
+/*
+ * Page-hit snippet of the counter service.
+ *
+ *   <script async src="https://HOST/v1/snippet.js" data-name="hits/docs/index.html"></script>
+ *   <span data-counter-value></span>
+ *
+ * Counts one hit on the counter (default "hits/" + host + path) and writes
+ * its value into every element with data-counter-value whose attribute is
+ * empty or equals the counter name. data-format="comma" (12,345) or
+ * "locale" (the reader's own separators), on the script or on an element,
+ * formats the number.
+ *
+ * Written in ES5 without dependencies so it runs on any page it is pasted
+ * into, and wrapped in try/catch so a failure here never breaks that page:
+ * the elements then simply keep their text. No cookies are sent.
+ */
+(function () {
+  'use strict';
+
+  var SUFFIX = '/v1/snippet.js';
+
+  function debug(msg, err) {
+    try {
+      if (window.console && console.debug) console.debug('[counter snippet] ' + msg, err || '');
+    } catch (e) { /* logging must never throw either */ }
+  }
+
+  // The URL of a script tag without query or fragment, so that
+  // ".../v1/snippet.js?v=2" is recognised too.
+  function pathOf(src) {
+    return String(src || '').split('#')[0].split('?')[0];
+  }
+
+  function isOurs(el) {
+    var p = pathOf(el.src);
+    return p.length >= SUFFIX.length && p.slice(-SUFFIX.length) === SUFFIX;
+  }
+
+  // document.currentScript is the reliable answer; the scan covers browsers
+  // without it, where the last matching tag is the one that just ran.
+  function findScript() {
+    var cur = document.currentScript;
+    if (cur && isOurs(cur)) return cur;
+    var all = document.getElementsByTagName('script');
+    for (var i = all.length - 1; i >= 0; i--) {
+      if (isOurs(all[i])) return all[i];
+    }
+    return null;
+  }
+
+  function format(value, how) {
+    var s = String(value);
+    if (how === 'comma') return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    if (how === 'locale' && value.toLocaleString) return value.toLocaleString();
+    return s;
+  }
+
+  function show(name, value, defaultFormat) {
+    var els = document.querySelectorAll('[data-counter-value]');
+    for (var i = 0; i < els.length; i++) {
+      var want = els[i].getAttribute('data-counter-value');
+      if (want === '' || want === name) {
+        els[i].textContent = format(value, els[i].getAttribute('data-format') || defaultFormat);
+      }
+    }
+  }
+
+  // An async script may run, and its answer may arrive, before the elements
+  // below it are parsed; wait for them in that case.
+  function whenReady(fn) {
+    if (document.readyState === 'loading') {
+      document.addEventListener('DOMContentLoaded', fn);
+    } else {
+      fn();
+    }
+  }
+
+  function request(url, done) {
+    if (window.fetch) {
+      var p = window.fetch(url, { method: 'GET', mode: 'cors', credentials: 'omit', cache: 'no-store' })
+        .then(function (r) {
+          if (!r.ok) throw new Error('HTTP ' + r.status);
+          return r.json();
+        })
+        .then(function (body) { done(null, body); });
+      // Bracket syntax: ".catch" is a syntax error in very old engines.
+      p['catch'](function (err) { done(err); });
+      return;
+    }
+    var xhr = new XMLHttpRequest();
+    xhr.open('GET', url, true);
+    xhr.withCredentials = false;
+    xhr.onreadystatechange = function () {
+      if (xhr.readyState !== 4) return;
+      if (xhr.status < 200 || xhr.status > 299) return done(new Error('HTTP ' + xhr.status));
+      var body;
+      try { body = JSON.parse(xhr.responseText); } catch (e) { return done(e); }
+      done(null, body);
+    };
+    xhr.send();
+  }
+
+  try {
+    var script = findScript();
+    if (!script) return debug('cannot find own <script> tag');
+    var src = pathOf(script.src); // the src property is already absolute
+    var base = src.slice(0, src.length - SUFFIX.length);
+    var name = script.getAttribute('data-name') || ('hits/' + location.host + location.pathname);
+    var defaultFormat = script.getAttribute('data-format') || '';
+
+    request(base + '/v1/hits/' + encodeURIComponent(name), function (err, body) {
+      try {
+        if (err) return debug('request failed', err);
+        if (!body || typeof body.value !== 'number' || !isFinite(body.value)) {
+          return debug('unexpected answer', body);
+        }
+        whenReady(function () {
+          try { show(name, body.value, defaultFormat); } catch (e) { debug('cannot show value', e); }
+        });
+      } catch (e) {
+        debug('failed', e);
+      }
+    });
+  } catch (e) {
+    debug('failed', e);
+  }
+})();
