@@ -50,7 +50,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	db, err := storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot})
+	db, err := storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot, Log: log})
 	if err != nil {
 		return fmt.Errorf("opening MySQL: %w", err)
 	}

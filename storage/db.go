@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -16,7 +17,14 @@ import (
 type Options struct {
 	MaxOpenConns int           // default 32
 	ConnectWait  time.Duration // how long Open waits for MySQL to answer; default 30s
+	Log          *slog.Logger  // receives the driver's own messages; default: discarded
 }
+
+// driverLog routes go-sql-driver's messages (dropped connections and the
+// like) into the service's structured log instead of bare stderr.
+type driverLog struct{ log *slog.Logger }
+
+func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "message", fmt.Sprint(v...)) }
 
 // sqlMode makes MySQL refuse instead of silently clamping or truncating: an
 // out-of-range value or a NULL in a NOT NULL column is an error, which the
@@ -57,6 +65,11 @@ func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
 	}
 	if o.MaxOpenConns <= 0 {
 		o.MaxOpenConns = 32
+	}
+	if o.Log != nil {
+		mysql.SetLogger(driverLog{o.Log})
+	} else {
+		mysql.SetLogger(driverLog{slog.New(slog.DiscardHandler)})
 	}
 	if o.ConnectWait <= 0 {
 		o.ConnectWait = 30 * time.Second
