@@ -7,23 +7,14 @@ import (
 	"testing"
 
 	"countersvc/counters"
+	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 )
 
 func mustOpenStore(tb testing.TB) (*storage.CounterStore, *sql.DB) {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, testenv.MySQLDSN(tb), storage.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	s, err := storage.NewCounterStore(ctx, db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, db
+	return apptest.OpenStore(tb, testenv.MySQLDSN(tb))
 }
 
 func int64p(v int64) *int64 { return &v }

@@ -42,8 +42,9 @@ func New(tb testing.TB, opts ...Option) *Env {
 	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
 }
 
-// NewWithDSN starts the service on the database of dsn.
-func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
+// OpenStore opens the database of dsn (migrating it) and its counter store,
+// both closed when the test ends.
+func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *sql.DB) {
 	tb.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
@@ -55,6 +56,13 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return store, db
+}
+
+// NewWithDSN starts the service on the database of dsn.
+func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
+	tb.Helper()
+	store, db := OpenStore(tb, dsn)
 	e := &Env{DSN: dsn, DB: db, Store: store, Counters: counters.NewService(store)}
 	o := app.Options{
 		Counters:   e.Counters,

@@ -1,0 +1,329 @@
+package counters
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Delta is one counter's share of a multi-counter increment.
+type Delta struct {
+	Name string
+	By   int64
+}
+
+// MultiIncrementer is an optional Store capability: apply the deltas of
+// several distinct counters in one transaction (one commit) and return each
+// counter's new value, in order. All or nothing: any failure (an overflow, a
+// bound) fails the whole call and changes nothing.
+type MultiIncrementer interface {
+	IncrementMany(ctx context.Context, deltas []Delta) ([]int64, error)
+}
+
+// CoalesceOptions tune the coalescer.
+type CoalesceOptions struct {
+	// MaxBatch bounds how many queued increments one statement or
+	// transaction carries. Default 1024.
+	MaxBatch int
+	// MaxInFlight bounds how many statements or transactions run at once.
+	// Default 4.
+	MaxInFlight int
+	// Timeout bounds a batch's statement when no waiter has a deadline.
+	// Default 5s.
+	Timeout time.Duration
+}
+
+// coalescer turns concurrent increments into few statements. While
+// MaxInFlight statements run, further increments queue; the next batch takes
+// everything queued and applies, per counter, the sum of its increments in
+// one LAST_INSERT_ID statement (one counter) or in one transaction (many
+// counters). Each waiter gets the value its own increment produced, as if
+// the increments had run one after another. There is no timer: a lone
+// request goes straight through, so idle latency does not grow, and batches
+// grow only as load does.
+type coalescer struct {
+	store Store
+	multi MultiIncrementer // nil: many counters cost a statement each
+	opts  CoalesceOptions
+
+	mu       sync.Mutex
+	pending  []*waiter
+	inFlight int
+	// busy counts the in-flight statements per counter. A counter is in at
+	// most one at a time: a second one would only wait for the first one's
+	// row lock, while its increments could have joined the next batch.
+	busy map[string]bool
+}
+
+type waiter struct {
+	ctx   context.Context
+	name  string
+	by    int64
+	taken bool // removed from pending by a batch; guarded by coalescer.mu
+	done  chan result
+}
+
+type result struct {
+	value int64
+	err   error
+}
+
+func newCoalescer(store Store, o CoalesceOptions) *coalescer {
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1024
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 4
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	c := &coalescer{store: store, opts: o, busy: map[string]bool{}}
+	c.multi, _ = store.(MultiIncrementer)
+	return c
+}
+
+// Increment applies by to name through the queue.
+func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	c.mu.Lock()
+	if len(c.pending) == 0 && c.inFlight < c.opts.MaxInFlight && !c.busy[name] {
+		// Nothing to share with: run the statement now, on this goroutine.
+		c.inFlight++
+		c.busy[name] = true
+		c.mu.Unlock()
+		v, err := c.store.Increment(ctx, name, by)
+		c.finish(name)
+		return v, err
+	}
+	w := &waiter{ctx: ctx, name: name, by: by, done: make(chan result, 1)}
+	c.pending = append(c.pending, w)
+	if c.inFlight < c.opts.MaxInFlight {
+		c.inFlight++
+		go c.drain()
+	}
+	c.mu.Unlock()
+
+	select {
+	case r := <-w.done:
+		return r.value, r.err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !w.taken {
+		c.pending = slices.DeleteFunc(c.pending, func(p *waiter) bool { return p == w })
+		return 0, Wrap(EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; nothing was changed.")
+	}
+	return 0, Wrap(EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; the change may or may not have been applied.")
+}
+
+// finish ends an inline statement: if increments queued meanwhile, this
+// slot keeps draining them on a new goroutine.
+func (c *coalescer) finish(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.busy, name)
+	if len(c.pending) > 0 {
+		go c.drain()
+		return
+	}
+	c.inFlight--
+}
+
+// drain runs batches until the queue is empty, then gives up its slot.
+func (c *coalescer) drain() {
+	for {
+		c.mu.Lock()
+		batch := c.takeBatch()
+		if len(batch) == 0 {
+			c.inFlight--
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		c.run(batch)
+		c.mu.Lock()
+		for _, w := range batch {
+			delete(c.busy, w.name)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// takeBatch removes up to MaxBatch waiters from the queue, in arrival order.
+// Per counter it takes only a run of increments of one sign (zeros join
+// either): the partial sums of such a run lie between the counter's old and
+// new value, so if those two are in range every intermediate value was too,
+// and the batch is equivalent to running its increments one by one. The
+// first increment of another sign waits, with all later ones of its counter,
+// for the next batch. Caller holds mu.
+func (c *coalescer) takeBatch() []*waiter {
+	var batch []*waiter
+	sign := map[string]int{}
+	closed := map[string]bool{}
+	rest := c.pending[:0]
+	for _, w := range c.pending {
+		if w.ctx.Err() != nil && !w.taken {
+			// Its caller is leaving (or has left) without an answer; it
+			// removes itself, never count it.
+			rest = append(rest, w)
+			continue
+		}
+		s := signOf(w.by)
+		if len(batch) >= c.opts.MaxBatch || closed[w.name] || c.busy[w.name] ||
+			(s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
+			closed[w.name] = true
+			rest = append(rest, w)
+			continue
+		}
+		if s != 0 {
+			sign[w.name] = s
+		}
+		w.taken = true
+		batch = append(batch, w)
+	}
+	for _, w := range batch {
+		c.busy[w.name] = true
+	}
+	clear(c.pending[len(rest):])
+	c.pending = rest
+	return batch
+}
+
+func signOf(v int64) int {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+// group is one counter's waiters within a batch.
+type group struct {
+	name    string
+	waiters []*waiter
+	sum     int64
+	ok      bool // false: the sum overflows int64, run one by one
+}
+
+func groupBatch(batch []*waiter) []*group {
+	byName := map[string]*group{}
+	var groups []*group
+	for _, w := range batch {
+		g := byName[w.name]
+		if g == nil {
+			g = &group{name: w.name, ok: true}
+			byName[w.name] = g
+			groups = append(groups, g)
+		}
+		g.waiters = append(g.waiters, w)
+		if g.ok {
+			g.sum, g.ok = addChecked(g.sum, w.by)
+		}
+	}
+	return groups
+}
+
+func addChecked(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
+// run applies one batch and answers all its waiters.
+func (c *coalescer) run(batch []*waiter) {
+	ctx, cancel := c.batchContext(batch)
+	defer cancel()
+	groups := groupBatch(batch)
+	var multi []*group
+	for _, g := range groups {
+		if g.ok && len(groups) > 1 && c.multi != nil {
+			multi = append(multi, g)
+		} else {
+			c.runGroup(ctx, g)
+		}
+	}
+	if len(multi) == 0 {
+		return
+	}
+	if len(multi) == 1 {
+		c.runGroup(ctx, multi[0])
+		return
+	}
+	deltas := make([]Delta, len(multi))
+	for i, g := range multi {
+		deltas[i] = Delta{Name: g.name, By: g.sum}
+	}
+	values, err := c.multi.IncrementMany(ctx, deltas)
+	if ErrorCode(err) == EOUTOFRANGE {
+		// Some counter's sum breaks a bound or int64: find out which, and
+		// what each request would have got alone, counter by counter.
+		for _, g := range multi {
+			c.runGroup(ctx, g)
+		}
+		return
+	}
+	for i, g := range multi {
+		if err != nil {
+			g.fail(err)
+		} else {
+			g.answer(values[i])
+		}
+	}
+}
+
+// runGroup applies one counter's share: its sum in one statement, or each
+// increment alone when the sum cannot tell who would have failed.
+func (c *coalescer) runGroup(ctx context.Context, g *group) {
+	if g.ok && len(g.waiters) > 0 {
+		v, err := c.store.Increment(ctx, g.name, g.sum)
+		if err == nil {
+			g.answer(v)
+			return
+		}
+		if ErrorCode(err) != EOUTOFRANGE || len(g.waiters) == 1 {
+			g.fail(err)
+			return
+		}
+	}
+	for _, w := range g.waiters {
+		v, err := c.store.Increment(ctx, g.name, w.by)
+		w.done <- result{value: v, err: err}
+	}
+}
+
+// answer hands each waiter its own value: the old value plus the steps up
+// to and including its own, in arrival order.
+func (g *group) answer(newValue int64) {
+	v := newValue - g.sum
+	for _, w := range g.waiters {
+		v += w.by
+		w.done <- result{value: v}
+	}
+}
+
+func (g *group) fail(err error) {
+	for _, w := range g.waiters {
+		w.done <- result{err: err}
+	}
+}
+
+// batchContext lets a batch's statement run until the latest deadline of
+// its waiters: a waiter that gives up must not cancel the others' work.
+func (c *coalescer) batchContext(batch []*waiter) (context.Context, context.CancelFunc) {
+	deadline := time.Time{}
+	for _, w := range batch {
+		if d, ok := w.ctx.Deadline(); ok && d.After(deadline) {
+			deadline = d
+		}
+	}
+	if deadline.IsZero() {
+		deadline = time.Now().Add(c.opts.Timeout)
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
