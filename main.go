@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only on COUNTERS_DEBUG_ADDR
 	"os"
 	"os/signal"
 	"syscall"
@@ -63,7 +65,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	defer store.Close()
 
-	svc := counters.NewService(store)
+	coalescing := counters.WithCoalescing(counters.CoalesceOptions{
+		MaxBatch: cfg.CoalesceBatch, MaxInFlight: cfg.CoalesceFlight, Timeout: cfg.MySQLTimeout,
+	})
+	if !cfg.Coalesce {
+		coalescing = counters.WithoutCoalescing()
+	}
+	svc := counters.NewService(store, coalescing)
 	server := app.New(app.Options{
 		Counters:   svc,
 		Log:        log,
@@ -74,6 +82,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		ListMaxAge: cfg.ListCacheTTL,
 		MySQLCheck: db.PingContext,
 	})
+
+	if cfg.DebugAddr != "" {
+		go func() { log.Warn("debug server stopped", "error", http.ListenAndServe(cfg.DebugAddr, nil)) }()
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- server.Listen(cfg.Addr) }()

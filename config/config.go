@@ -21,6 +21,9 @@ type Config struct {
 	MySQLMaxConns   int           `env:"COUNTERS_MYSQL_MAX_CONNS" envDefault:"32"`
 	MySQLTimeout    time.Duration `env:"COUNTERS_MYSQL_TIMEOUT" envDefault:"3s"`
 	MySQLWaitAtBoot time.Duration `env:"COUNTERS_MYSQL_WAIT" envDefault:"30s"`
+	Coalesce        bool          `env:"COUNTERS_COALESCE" envDefault:"true"`
+	CoalesceBatch   int           `env:"COUNTERS_COALESCE_MAX_BATCH" envDefault:"1024"`
+	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
 	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`
@@ -28,6 +31,7 @@ type Config struct {
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
 	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
 	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
+	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
 }
@@ -68,6 +72,12 @@ func (c Config) Validate() error {
 	}
 	if c.MySQLMaxConns < 1 {
 		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")
+	}
+	if c.CoalesceBatch < 1 || c.CoalesceFlight < 1 {
+		return errors.New("COUNTERS_COALESCE_MAX_BATCH and COUNTERS_COALESCE_MAX_INFLIGHT: must be at least 1")
+	}
+	if c.CoalesceFlight > c.MySQLMaxConns {
+		return errors.New("COUNTERS_COALESCE_MAX_INFLIGHT: must not exceed COUNTERS_MYSQL_MAX_CONNS")
 	}
 	if c.BodyLimit < 1024 {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")

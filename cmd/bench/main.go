@@ -1,0 +1,188 @@
+// Command bench measures the running service against the raw techniques it
+// replaces, in one run, and prints a table of figures and ratios (also
+// written as Markdown with an SVG chart). scripts/bench starts everything it
+// needs and runs it.
+package main
+
+import (
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type config struct {
+	url, urlNoCoalesce, urlNoCache string
+	dsn                            string
+	pid                            int
+	conns                          []int
+	duration                       time.Duration
+	reps                           int
+	out                            string
+	extra                          string // Markdown rows from other benchmarks, appended as given
+}
+
+func main() {
+	var c config
+	var conns string
+	flag.StringVar(&c.url, "url", "http://127.0.0.1:18080", "service under test")
+	flag.StringVar(&c.urlNoCoalesce, "url-nocoalesce", "", "the same service with COUNTERS_COALESCE=false")
+	flag.StringVar(&c.urlNoCache, "url-nocache", "", "the same service without Redis")
+	flag.StringVar(&c.dsn, "dsn", "", "MySQL DSN for the raw baselines (a scratch database)")
+	flag.IntVar(&c.pid, "pid", 0, "service process id, for its peak RSS")
+	flag.StringVar(&conns, "conns", "1,16,64,256", "connection counts of the hot-counter scenario")
+	flag.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
+	flag.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the median is reported")
+	flag.StringVar(&c.out, "out", "bench-results", "directory for results.md and throughput.svg")
+	flag.StringVar(&c.extra, "extra", "", "file with extra Markdown table rows to include")
+	flag.Parse()
+	for _, s := range strings.Split(conns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fatal(fmt.Errorf("bad -conns %q", conns))
+		}
+		c.conns = append(c.conns, n)
+	}
+	if err := run(c); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+// median runs measure reps times and keeps the run with the median rate.
+func median(reps int, measure func() (load, error)) (load, error) {
+	var runs []load
+	for i := 0; i < reps; i++ {
+		l, err := measure()
+		if err != nil {
+			return l, err
+		}
+		runs = append(runs, l)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].RPS < runs[j].RPS })
+	m := runs[len(runs)/2]
+	for _, r := range runs {
+		if r.Bad > 0 {
+			m.Bad += r.Bad // a bad answer in any repetition counts
+		}
+	}
+	return m, nil
+}
+
+func run(c config) error {
+	db, err := sql.Open("mysql", c.dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	r := &report{}
+	hot := c.url + "/v1/counters/bench%2Fhot/increment"
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+
+	// 1. One hot counter at each concurrency, with its raw baselines.
+	for _, n := range c.conns {
+		logf("hot counter, %d connections", n)
+		httpL, err := median(c.reps, func() (load, error) { return wrkRun(hot, n, c.duration, postScript) })
+		if err != nil {
+			return err
+		}
+		rawL, err := median(c.reps, func() (load, error) { return rawRun(db, rawLastInsertID, n, 1, c.duration) })
+		if err != nil {
+			return err
+		}
+		serL, err := median(c.reps, func() (load, error) { return rawRun(db, rawSerializable, n, 1, c.duration) })
+		if err != nil {
+			return err
+		}
+		r.hot = append(r.hot, hotRow{conns: n, http: httpL, raw: rawL, ser: serL})
+	}
+
+	// Idle latency: one connection, coalescing off versus on.
+	if c.urlNoCoalesce != "" {
+		logf("one connection, coalescing off")
+		off, err := median(c.reps, func() (load, error) {
+			return wrkRun(c.urlNoCoalesce+"/v1/counters/bench%2Fidle/increment", 1, c.duration, postScript)
+		})
+		if err != nil {
+			return err
+		}
+		on, err := median(c.reps, func() (load, error) {
+			return wrkRun(c.url+"/v1/counters/bench%2Fidle/increment", 1, c.duration, postScript)
+		})
+		if err != nil {
+			return err
+		}
+		r.idleOff, r.idleOn = &off, &on
+	}
+
+	// 2. 1,000 counters under uniform load at 64 connections.
+	logf("1,000 counters, 64 connections")
+	if r.uniform, err = median(c.reps, func() (load, error) {
+		return wrkRun(c.url, 64, c.duration, uniformScript("/v1/counters/bench%2Fu", 1000))
+	}); err != nil {
+		return err
+	}
+	if r.uniformRaw, err = median(c.reps, func() (load, error) { return rawRun(db, rawLastInsertID, 64, 1000, c.duration) }); err != nil {
+		return err
+	}
+	if r.hot64, err = median(c.reps, func() (load, error) { return wrkRun(hot, 64, c.duration, postScript) }); err != nil {
+		return err
+	}
+
+	// 3. Cached GET of one counter versus /healthz of the same server.
+	logf("cached GET versus /healthz, 64 connections")
+	if r.healthz, err = median(c.reps, func() (load, error) { return wrkRun(c.url+"/healthz", 64, c.duration, "") }); err != nil {
+		return err
+	}
+	if r.get, err = median(c.reps, func() (load, error) { return wrkRun(c.url+"/v1/counters/bench%2Fhot", 64, c.duration, "") }); err != nil {
+		return err
+	}
+	if c.urlNoCache != "" {
+		noCacheHealthz, err := median(c.reps, func() (load, error) { return wrkRun(c.urlNoCache+"/healthz", 64, c.duration, "") })
+		if err != nil {
+			return err
+		}
+		noCache, err := median(c.reps, func() (load, error) { return wrkRun(c.urlNoCache+"/v1/counters/bench%2Fhot", 64, c.duration, "") })
+		if err != nil {
+			return err
+		}
+		r.noCacheHealthz, r.getNoCache = &noCacheHealthz, &noCache
+	}
+
+	// 5. Peak RSS of the service over the whole run.
+	if c.pid > 0 {
+		r.peakRSS, _ = peakRSS(c.pid)
+	}
+	if c.extra != "" {
+		b, err := os.ReadFile(c.extra)
+		if err != nil {
+			return err
+		}
+		r.extra = strings.TrimSpace(string(b))
+	}
+	return r.write(c.out)
+}
+
+// peakRSS reads the process's high-water mark of resident memory.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+// The raw baselines talk to MySQL straight from Go, one statement (or one
+// transaction) per increment, with as many connections as clients: what an
+// application gets without this service.
+const (
+	rawIncrement = `INSERT INTO bench_counter (name, value) VALUES (?, CAST(LAST_INSERT_ID(1) AS SIGNED))
+		ON DUPLICATE KEY UPDATE value = CAST(LAST_INSERT_ID(value + 1) AS SIGNED)`
+	rawSchema = `CREATE TABLE IF NOT EXISTS bench_counter (
+		name VARBINARY(255) NOT NULL PRIMARY KEY, value BIGINT NOT NULL) ENGINE=InnoDB`
+)
+
+type rawMode int
+
+const (
+	rawLastInsertID rawMode = iota // one autocommitted upsert, value from the OK packet
+	rawSerializable                // SERIALIZABLE transaction: UPDATE, then SELECT the value
+)
+
+// rawRun increments counters (one name if counters == 1) from conns
+// goroutines for d and reports the rate and latency.
+func rawRun(db *sql.DB, mode rawMode, conns, counters int, d time.Duration) (load, error) {
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, rawSchema); err != nil {
+		return load{}, err
+	}
+	var count, bad atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	stop := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for g := 0; g < conns; g++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 1))
+			var mine []time.Duration
+			for time.Now().Before(stop) {
+				name := "raw/hot"
+				if counters > 1 {
+					name = fmt.Sprintf("raw/u%d", rng.IntN(counters))
+				}
+				start := time.Now()
+				var err error
+				if mode == rawLastInsertID {
+					err = rawIncrementOnce(ctx, db, name)
+				} else {
+					err = rawSerializableOnce(ctx, db, name)
+				}
+				mine = append(mine, time.Since(start))
+				if err != nil {
+					bad.Add(1)
+				} else {
+					count.Add(1)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}(uint64(g))
+	}
+	start := time.Now()
+	wg.Wait()
+	elapsed := time.Since(start)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	l := load{RPS: float64(count.Load()) / elapsed.Seconds(), Requests: count.Load(), Bad: bad.Load()}
+	if len(lat) > 0 {
+		l.P50, l.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	}
+	return l, nil
+}
+
+func rawIncrementOnce(ctx context.Context, db *sql.DB, name string) error {
+	res, err := db.ExecContext(ctx, rawIncrement, name)
+	if err != nil {
+		return err
+	}
+	_, err = res.LastInsertId()
+	return err
+}
+
+// rawSerializableOnce is the older read-after-update technique.
+func rawSerializableOnce(ctx context.Context, db *sql.DB, name string) error {
+	for attempt := 0; attempt < 10; attempt++ {
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO bench_counter (name, value) VALUES (?, 1) ON DUPLICATE KEY UPDATE value = value + 1", name)
+		if err == nil {
+			var v int64
+			err = tx.QueryRowContext(ctx, "SELECT value FROM bench_counter WHERE name = ?", name).Scan(&v)
+		}
+		if err == nil {
+			if err = tx.Commit(); err == nil {
+				return nil
+			}
+		}
+		tx.Rollback()
+		if !isDeadlock(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("gave up after deadlocks")
+}
+
+func isDeadlock(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "Error 1213") || strings.Contains(err.Error(), "Error 1205"))
+}

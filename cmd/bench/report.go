@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type hotRow struct {
+	conns          int
+	http, raw, ser load
+}
+
+type report struct {
+	hot                        []hotRow
+	idleOff, idleOn            *load
+	uniform, uniformRaw        load
+	hot64                      load // hot counter at 64 connections, measured beside uniform
+	healthz, get               load
+	noCacheHealthz, getNoCache *load
+	peakRSS                    int64
+	extra                      string
+}
+
+func (r *report) write(dir string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmark results\n\n%s, %d CPU cores. Medians of repeated runs; ratios are measured in this one run.\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU())
+
+	b.WriteString("## 1. One hot counter\n\n")
+	b.WriteString("| connections | HTTP increments/s | p50 | p99 | raw LAST_INSERT_ID/s | raw SERIALIZABLE/s | HTTP / raw | HTTP / SERIALIZABLE | all 2xx |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+	for _, h := range r.hot {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", h.conns, num(h.http.RPS), dur(h.http.P50), dur(h.http.P99),
+			num(h.raw.RPS), num(h.ser.RPS), ratio(h.http.RPS, h.raw.RPS), ratio(h.http.RPS, h.ser.RPS), allOK(h.http, h.raw, h.ser))
+	}
+
+	b.WriteString("\n## Summary against the targets\n\n| figure | measured | target | |\n|---|---:|---:|:---:|\n")
+	row := func(name, measured, target string, ok bool) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, measured, target, map[bool]string{true: "met", false: "MISSED"}[ok])
+	}
+	if h := r.hotAt(64); h != nil {
+		row("hot counter, 64 conns: HTTP / raw one-statement rate", ratio(h.http.RPS, h.raw.RPS), ">= 6x", h.http.RPS >= 6*h.raw.RPS)
+		row("hot counter, 64 conns: HTTP / same server's /healthz", ratio(h.http.RPS, r.healthz.RPS), ">= 0.5x", h.http.RPS >= 0.5*r.healthz.RPS)
+	}
+	if r.idleOn != nil {
+		row(fmt.Sprintf("1 conn p50: coalescing on (%s) / off (%s)", dur(r.idleOn.P50), dur(r.idleOff.P50)),
+			ratio(float64(r.idleOn.P50), float64(r.idleOff.P50)), "<= 1.10x", float64(r.idleOn.P50) <= 1.10*float64(r.idleOff.P50))
+	}
+	row(fmt.Sprintf("1,000 counters, 64 conns: %s/s over hot counter %s/s", num(r.uniform.RPS), num(r.hot64.RPS)),
+		ratio(r.uniform.RPS, r.hot64.RPS), ">= 0.8x", r.uniform.RPS >= 0.8*r.hot64.RPS)
+	row(fmt.Sprintf("1,000 counters, 64 conns: HTTP over raw statements (%s/s)", num(r.uniformRaw.RPS)),
+		ratio(r.uniform.RPS, r.uniformRaw.RPS), "", true)
+	row(fmt.Sprintf("cached GET %s/s over /healthz %s/s", num(r.get.RPS), num(r.healthz.RPS)),
+		ratio(r.get.RPS, r.healthz.RPS), ">= 0.5x", r.get.RPS >= 0.5*r.healthz.RPS)
+	if r.getNoCache != nil {
+		row(fmt.Sprintf("GET without cache %s/s over its /healthz %s/s", num(r.getNoCache.RPS), num(r.noCacheHealthz.RPS)),
+			ratio(r.getNoCache.RPS, r.noCacheHealthz.RPS), "", true)
+	}
+	if r.peakRSS > 0 {
+		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
+	}
+	if r.extra != "" {
+		b.WriteString(r.extra + "\n")
+	}
+	bad := r.hot64.Bad + r.uniform.Bad + r.get.Bad + r.healthz.Bad
+	for _, h := range r.hot {
+		bad += h.http.Bad
+	}
+	fmt.Fprintf(&b, "\nEvery HTTP answer 2xx: %s (%d non-2xx or socket errors).\n", map[bool]string{true: "yes", false: "NO"}[bad == 0], bad)
+	b.WriteString("\n![throughput against concurrency](throughput.svg)\n")
+
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "throughput.svg"), r.chart(), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(b.String())
+	return nil
+}
+
+func (r *report) hotAt(conns int) *hotRow {
+	for i := range r.hot {
+		if r.hot[i].conns == conns {
+			return &r.hot[i]
+		}
+	}
+	return nil
+}
+
+func num(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func dur(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func allOK(ls ...load) string {
+	for _, l := range ls {
+		if l.Bad > 0 {
+			return fmt.Sprintf("NO (%d)", l.Bad)
+		}
+	}
+	return "yes"
+}
+
+// chart draws throughput against connections (log scale) for the service
+// and both raw baselines.
+func (r *report) chart() []byte {
+	const w, h, left, bottom, top, right = 640, 360, 70, 40, 30, 160
+	maxY := 1.0
+	for _, row := range r.hot {
+		maxY = math.Max(maxY, math.Max(row.http.RPS, math.Max(row.raw.RPS, row.ser.RPS)))
+	}
+	x := func(i int) float64 {
+		if len(r.hot) == 1 {
+			return left
+		}
+		return left + float64(i)*float64(w-left-right)/float64(len(r.hot)-1)
+	}
+	y := func(v float64) float64 { return float64(h-bottom) - v/maxY*float64(h-bottom-top) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`, w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%d" y="18" font-size="14">Increments/s of one counter against connections</text>`, left)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, left, h-bottom, w-right, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`, left, top, left, h-bottom)
+	for i := 0; i <= 4; i++ {
+		v := maxY * float64(i) / 4
+		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%s</text>`, left-6, y(v)+4, num(v))
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.0f" x2="%d" y2="%.0f" stroke="#ddd"/>`, left, y(v), w-right, y(v))
+	}
+	for i, row := range r.hot {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">%d</text>`, x(i), h-bottom+16, row.conns)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">connections</text>`, (w-right+left)/2, h-6)
+	series := []struct {
+		name, color string
+		get         func(hotRow) float64
+	}{
+		{"service (HTTP)", "#1f77b4", func(r hotRow) float64 { return r.http.RPS }},
+		{"raw LAST_INSERT_ID", "#ff7f0e", func(r hotRow) float64 { return r.raw.RPS }},
+		{"raw SERIALIZABLE", "#2ca02c", func(r hotRow) float64 { return r.ser.RPS }},
+	}
+	for k, s := range series {
+		var pts []string
+		for i, row := range r.hot {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(s.get(row))))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, s.color, strings.Join(pts, " "))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`,
+			w-right+12, top+20*k, s.color, w-right+30, top+20*k+11, s.name)
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}

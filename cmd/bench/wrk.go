@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// load is one measured run of a load generator.
+type load struct {
+	RPS      float64
+	P50, P99 time.Duration
+	Requests int64
+	Bad      int64 // non-2xx answers plus socket errors
+}
+
+// wrkRun drives url with wrk at conns connections for d. script is Lua that
+// shapes the requests ("" = plain GET).
+func wrkRun(url string, conns int, d time.Duration, script string) (load, error) {
+	threads := 2
+	if conns < threads {
+		threads = conns
+	}
+	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency", "--timeout", "10s"}
+	if script != "" {
+		f := filepath.Join(os.TempDir(), fmt.Sprintf("bench-%d.lua", time.Now().UnixNano()))
+		if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+			return load{}, err
+		}
+		defer os.Remove(f)
+		args = append(args, "-s", f)
+	}
+	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
+	if err != nil {
+		return load{}, fmt.Errorf("wrk: %v: %s", err, out)
+	}
+	return parseWrk(string(out))
+}
+
+var (
+	reRPS      = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
+	reRequests = regexp.MustCompile(`(\d+) requests in`)
+	reNon2xx   = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+	reSocket   = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+	reP50      = regexp.MustCompile(`\s50%\s+([\d.]+)(us|ms|s)`)
+	reP99      = regexp.MustCompile(`\s99%\s+([\d.]+)(us|ms|s)`)
+)
+
+func parseWrk(out string) (load, error) {
+	var l load
+	m := reRPS.FindStringSubmatch(out)
+	if m == nil {
+		return l, fmt.Errorf("cannot parse wrk output: %s", out)
+	}
+	l.RPS, _ = strconv.ParseFloat(m[1], 64)
+	if m := reRequests.FindStringSubmatch(out); m != nil {
+		l.Requests, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	if m := reNon2xx.FindStringSubmatch(out); m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		l.Bad += n
+	}
+	if m := reSocket.FindStringSubmatch(out); m != nil {
+		for _, s := range m[1:] {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			l.Bad += n
+		}
+	}
+	l.P50 = parseLatency(reP50.FindStringSubmatch(out))
+	l.P99 = parseLatency(reP99.FindStringSubmatch(out))
+	return l, nil
+}
+
+func parseLatency(m []string) time.Duration {
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[m[2]]
+	return time.Duration(v * float64(unit))
+}
+
+// postScript makes wrk POST to the URL it was given.
+const postScript = `wrk.method = "POST"`
+
+// uniformScript makes wrk POST increments spread evenly over n counters.
+func uniformScript(prefix string, n int) string {
+	return fmt.Sprintf(`math.randomseed(os.time())
+request = function()
+  return wrk.format("POST", "%s" .. math.random(%d) .. "/increment")
+end`, strings.ReplaceAll(prefix, `"`, `\"`), n)
+}
