@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -62,6 +63,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("preparing statements: %w", err)
 	}
 	defer store.Close()
+	go store.PurgeKeysEvery(ctx, time.Minute, log) // idempotency keys older than 24 h
 
 	svc := counters.NewService(store)
 	server := app.New(app.Options{
