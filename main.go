@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -64,6 +65,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("preparing statements: %w", err)
 	}
 	defer store.Close()
+	go store.PurgeKeysEvery(ctx, time.Minute, log) // idempotency keys older than 24 h
 
 	coalescing := counters.WithCoalescing(counters.CoalesceOptions{
 		MaxBatch: cfg.CoalesceBatch, MaxInFlight: cfg.CoalesceFlight, Timeout: cfg.MySQLTimeout,

@@ -81,6 +81,9 @@ func (h *counterHandlers) increment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if hasIdempotencyKey(c) {
+		return h.incrementOnce(c, name, by)
+	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	v, err := h.svc.Increment(ctx, name, by)
@@ -143,6 +146,9 @@ func (h *counterHandlers) set(c *fiber.Ctx) error {
 	req, err := setRequest(c, name)
 	if err != nil {
 		return err
+	}
+	if hasIdempotencyKey(c) {
+		return h.setOnce(c, req)
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
@@ -218,7 +224,7 @@ func (h *counterHandlers) reset(c *fiber.Ctx) error {
 		return err
 	}
 	if counters.IsReserved(req.Prefix) {
-		return counters.Errorf(counters.EPERMISSION, "Names starting with %q are reserved and cannot be changed through the API.", counters.ReservedPrefix)
+		return errReserved()
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()

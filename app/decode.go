@@ -33,9 +33,13 @@ func writableName(c *fiber.Ctx) (string, error) {
 		return "", err
 	}
 	if counters.IsReserved(name) {
-		return "", counters.Errorf(counters.EPERMISSION, "Names starting with %q are reserved and cannot be changed through the API.", counters.ReservedPrefix)
+		return "", errReserved()
 	}
 	return name, nil
+}
+
+func errReserved() error {
+	return counters.Errorf(counters.EPERMISSION, "Names starting with %q are reserved and cannot be changed through the API.", counters.ReservedPrefix)
 }
 
 // jsonObject is a request body parsed strictly: an object whose keys must

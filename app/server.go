@@ -85,6 +85,7 @@ func New(o Options) *fiber.App {
 	v1 := app.Group("/v1")
 	v1.Get("/counters", auth, h.list)
 	v1.Post("/counters/reset", auth, h.reset)
+	v1.Post("/counters/batch", auth, h.batch)
 	v1.Get("/counters/:name", auth, h.get)
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)

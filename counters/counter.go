@@ -116,6 +116,22 @@ type Service interface {
 	// EOUTOFRANGE, changing nothing, when the value breaks a matched
 	// counter's bounds.
 	Reset(ctx context.Context, req ResetRequest) (int64, error)
+
+	// Batch applies the increments in one transaction, in order (a name may
+	// appear more than once; each item sees the previous ones), all or
+	// nothing, and returns the value each produced. Returns EINVALID for a
+	// bad batch, EOUTOFRANGE when an item would leave int64 or its bounds;
+	// an item's error names it (see ItemError).
+	Batch(ctx context.Context, items []Increment) ([]int64, error)
+
+	// IncrementOnce, SetOnce and BatchOnce are Increment, Set and Batch
+	// under an idempotency key: the rendered Answer is recorded with the key
+	// in the change's transaction. See idempotency.go for the rules; they
+	// also return EINVALID for a bad key and ECONFLICT for a key reused with
+	// another request.
+	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64, render RenderValue) (Answer, error)
+	SetOnce(ctx context.Context, key Idempotency, req SetRequest, render RenderSet) (Answer, error)
+	BatchOnce(ctx context.Context, key Idempotency, items []Increment, render RenderBatch) (Answer, error)
 }
 
 // Store is what the service needs from persistence; storage/ implements it

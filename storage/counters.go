@@ -39,6 +39,9 @@ type CounterStore struct {
 	db        *sql.DB
 	increment *sql.Stmt
 	Now       func() time.Time // injectable clock
+
+	// KeyRetention is how long an idempotency key is kept; tests shorten it.
+	KeyRetention time.Duration
 }
 
 var _ counters.Store = (*CounterStore)(nil)
@@ -50,7 +53,7 @@ func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CounterStore{db: db, increment: incr, Now: time.Now}, nil
+	return &CounterStore{db: db, increment: incr, Now: time.Now, KeyRetention: counters.IdempotencyRetention}, nil
 }
 
 // Close releases the prepared statements.

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/counters"
+)
+
+// HTTP headers of idempotent retries.
+const (
+	headerIdempotencyKey = "Idempotency-Key"
+	// headerReplayed marks an answer that was recorded for an earlier request
+	// with the same key: this request changed nothing.
+	headerReplayed = "Idempotent-Replayed"
+)
+
+// hasIdempotencyKey reports whether the request carries the header at all;
+// an empty or malformed one is then refused by the domain (400).
+func hasIdempotencyKey(c *fiber.Ctx) bool {
+	return len(c.Request().Header.PeekAll(headerIdempotencyKey)) > 0
+}
+
+// idempotencyKey reads the key and fingerprints the request: method, route
+// and the request as parsed (canonical), so that a retry matches however
+// its JSON was spaced or ordered, and whether the step came in the body or
+// the query.
+func idempotencyKey(c *fiber.Ctx, canonical any) (counters.Idempotency, error) {
+	values := c.Request().Header.PeekAll(headerIdempotencyKey)
+	if len(values) != 1 {
+		return counters.Idempotency{}, counters.Errorf(counters.EINVALID, "Give one Idempotency-Key header, not %d.", len(values))
+	}
+	body, err := json.Marshal(canonical)
+	if err != nil {
+		return counters.Idempotency{}, err
+	}
+	h := sha256.New()
+	h.Write([]byte(c.Method() + " " + c.Route().Path + "\n"))
+	h.Write(body)
+	k := counters.Idempotency{Key: string(values[0])} // a copy: Fiber reuses the header's memory
+	h.Sum(k.Fingerprint[:0])
+	return k, nil
+}
+
+// answer renders a successful JSON answer for recording with its key.
+func answer(status int, v any) (counters.Answer, error) {
+	body, err := json.Marshal(v)
+	return counters.Answer{Status: status, Body: body}, err
+}
+
+// sendAnswer sends a recorded or fresh answer byte for byte.
+func sendAnswer(c *fiber.Ctx, a counters.Answer) error {
+	if a.Replayed {
+		c.Set(headerReplayed, "true")
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(a.Status).Send(a.Body)
+}
+
+func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64) error {
+	key, err := idempotencyKey(c, struct {
+		Name string
+		By   int64
+	}{name, by})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	a, err := h.svc.IncrementOnce(ctx, key, name, by, func(v int64) (counters.Answer, error) {
+		return answer(fiber.StatusOK, valueJSON{Name: name, Value: v})
+	})
+	if err != nil {
+		return err
+	}
+	return sendAnswer(c, a)
+}
+
+func (h *counterHandlers) setOnce(c *fiber.Ctx, req counters.SetRequest) error {
+	key, err := idempotencyKey(c, req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	a, err := h.svc.SetOnce(ctx, key, req, func(ctr *counters.Counter, created bool) (counters.Answer, error) {
+		status := fiber.StatusOK
+		if created {
+			status = fiber.StatusCreated
+		}
+		return answer(status, toJSON(ctr))
+	})
+	if err != nil {
+		return err
+	}
+	return sendAnswer(c, a)
+}

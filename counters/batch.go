@@ -1,0 +1,47 @@
+package counters
+
+import (
+	"context"
+	"fmt"
+)
+
+// MaxBatch is the most increments one batch may carry.
+const MaxBatch = 100
+
+// Increment is one item of a batch: add By to the counter Name.
+type Increment struct {
+	Name string
+	By   int64
+}
+
+// ValidateBatch returns EINVALID unless there are 1 to MaxBatch items with
+// valid names; the message names the first bad item.
+func ValidateBatch(items []Increment) error {
+	if len(items) == 0 || len(items) > MaxBatch {
+		return Errorf(EINVALID, "A batch carries 1 to %d increments, not %d.", MaxBatch, len(items))
+	}
+	for i, it := range items {
+		if err := ValidateName(it.Name); err != nil {
+			return ItemError(i, it.Name, err)
+		}
+	}
+	return nil
+}
+
+// ItemError prefixes err's message with the batch item it is about, keeping
+// its code. The name is quoted only when it is a valid one, so that a huge or
+// broken name is not echoed back.
+func ItemError(i int, name string, err error) *Error {
+	label := fmt.Sprintf("increments[%d]", i)
+	if ValidateName(name) == nil {
+		label += fmt.Sprintf(" (%q)", name)
+	}
+	return &Error{Code: ErrorCode(err), Message: label + ": " + ErrorMessage(err), Err: err}
+}
+
+func (s *service) Batch(ctx context.Context, items []Increment) ([]int64, error) {
+	if err := ValidateBatch(items); err != nil {
+		return nil, err
+	}
+	return s.store.Batch(ctx, items)
+}

@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+
+	"countersvc/counters"
+)
+
+// Batch implements counters.Store.
+func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
+	var values []int64
+	err := s.withRetry(ctx, func(tx *sql.Tx) (err error) {
+		values, err = s.BatchTx(ctx, tx, items)
+		return err
+	})
+	if err != nil {
+		return nil, mapError("storage.Batch", err, true)
+	}
+	return values, nil
+}
+
+// BatchTx applies the increments inside tx in three statements, whatever
+// the batch's size:
+//
+//  1. lock every counter of the batch, creating the missing ones at 0, in
+//     byte order of the names: two batches over the same counters take
+//     their locks in the same order, whatever the order of their items, so
+//     they queue instead of deadlocking;
+//  2. read the locked values and bounds;
+//  3. compute the items in request order here (a name may come twice; each
+//     item sees the previous ones), checking int64 overflow and bounds per
+//     item, and write each counter's final value.
+//
+// An item that fails returns its error (see counters.ItemError) before
+// anything is written; the caller rolls back, which also removes the
+// counters step 1 created.
+func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = it.Name
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	now := s.now()
+
+	args := make([]any, 0, 3*len(names))
+	for _, n := range names {
+		args = append(args, n, now, now)
+	}
+	_, err := tx.ExecContext(ctx, "INSERT INTO counter (name, value, created_at, updated_at) VALUES "+
+		repeat("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
+	if err != nil {
+		return nil, err
+	}
+
+	current, err := lockedCounters(ctx, tx, names)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]int64, len(items))
+	for i, it := range items {
+		c := current[it.Name]
+		next, ok := add(c.Value, it.By)
+		if !ok {
+			return nil, counters.ItemError(i, it.Name, counters.Errorf(counters.EOUTOFRANGE,
+				"The result would leave the signed 64-bit range; nothing was changed."))
+		}
+		c.Value = next
+		if err := checkBounds(c); err != nil {
+			return nil, counters.ItemError(i, it.Name, err)
+		}
+		values[i] = next
+	}
+
+	// One UPDATE for all counters: value = CASE name WHEN ? THEN ? ... END.
+	args = args[:0]
+	for _, n := range names {
+		args = append(args, n, current[n].Value)
+	}
+	args = append(args, now)
+	for _, n := range names {
+		args = append(args, n)
+	}
+	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+repeat("WHEN ? THEN ?", " ", len(names))+
+		" END, updated_at = ? WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	return values, nil
+}
+
+// lockedCounters reads the named counters, which the caller has locked.
+func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string]*counters.Counter, error) {
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byName := make(map[string]*counters.Counter, len(names))
+	for rows.Next() {
+		c, err := scanCounter(rows)
+		if err != nil {
+			return nil, err
+		}
+		byName[c.Name] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(byName) != len(names) {
+		return nil, errAgain // cannot happen while the rows are locked; be safe
+	}
+	return byName, nil
+}
+
+// repeat joins n copies of an SQL fragment with sep.
+func repeat(fragment, sep string, n int) string {
+	return strings.Repeat(fragment+sep, n-1) + fragment
+}
+
+// add returns a+b and whether it fits in an int64.
+func add(a, b int64) (int64, bool) {
+	sum := a + b
+	if (b > 0 && sum < a) || (b < 0 && sum > a) {
+		return 0, false
+	}
+	return sum, true
+}

@@ -1,0 +1,60 @@
+package storage_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"countersvc/counters"
+	"countersvc/internal/apptest"
+)
+
+// The periodic purge started by main deletes expired keys on its own and
+// leaves live ones.
+func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
+	env := apptest.New(t)
+	ctx := context.Background()
+	render := func(v int64) (counters.Answer, error) { return counters.Answer{Status: 200, Body: []byte("{}")}, nil }
+	key := func(k string) counters.Idempotency { return counters.Idempotency{Key: k} }
+	env.Store.KeyRetention = time.Millisecond
+	for _, k := range []string{"old-1", "old-2", "old-3"} {
+		if _, err := env.Counters.IncrementOnce(ctx, key(k), "sales", 1, render); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Store.KeyRetention = time.Hour
+	if _, err := env.Counters.IncrementOnce(ctx, key("live"), "sales", 1, render); err != nil {
+		t.Fatal(err)
+	}
+
+	loopCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env.Store.PurgeKeysEvery(loopCtx, 10*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	defer func() { stop(); <-done }()
+
+	var keys []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		keys = keys[:0]
+		rows, err := env.DB.QueryContext(ctx, "SELECT idem_key FROM idempotency_key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k string
+			rows.Scan(&k)
+			keys = append(keys, k)
+		}
+		rows.Close()
+		if len(keys) == 1 {
+			break
+		}
+	}
+	if len(keys) != 1 || keys[0] != "live" {
+		t.Errorf("keys left %q, want [live]", keys)
+	}
+}
