@@ -1,0 +1,305 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"countersvc/counters"
+	"countersvc/tickets"
+)
+
+const (
+	// erNoReferencedRow2 is a foreign key without its parent: the board of a
+	// ticket does not exist.
+	erNoReferencedRow2 = 1452
+
+	// maxBatchBytes keeps a multi-row INSERT far below any server's
+	// max_allowed_packet (4 MiB on MySQL 5.7, 16 MiB on MariaDB 10.11) even
+	// when escaping doubles the text.
+	maxBatchBytes = 1 << 20
+
+	// defaultBatchTimeout bounds a batch whose callers gave no deadline.
+	defaultBatchTimeout = 10 * time.Second
+
+	insertTicketSQL = "INSERT INTO ticket (board_id, local_id, title, description, created_at) VALUES "
+)
+
+// ticketInserter is a group commit for ticket rows. Callers queue their row
+// and wait; one goroutine at a time writes what queued while the previous
+// statement was in flight as one multi-row INSERT, so N concurrent
+// creations cost one commit instead of N. A lone row is written at once:
+// there is no timer. A caller is answered only after the statement holding
+// its row committed, or failed for certain.
+type ticketInserter struct {
+	db      *sql.DB
+	maxRows int
+
+	mu      sync.Mutex
+	queue   []*queuedTicket
+	running bool // a goroutine is draining the queue
+
+	batches, rows atomic.Int64
+}
+
+// States of a queued ticket. The caller may abandon it only while it is
+// still queued; once taken, its answer is the statement's.
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+type queuedTicket struct {
+	ctx   context.Context
+	t     *tickets.Ticket
+	state atomic.Int32
+	err   error
+	done  chan struct{}
+}
+
+func newTicketInserter(db *sql.DB, maxRows int) *ticketInserter {
+	return &ticketInserter{db: db, maxRows: maxRows}
+}
+
+// insert writes t and sets t.ID. When ctx ends first, the row is dropped if
+// it was still queued ("nothing was changed"); if it was already being
+// written, insert waits for the statement, whose own deadline is the latest
+// of its callers', so that the answer is never a guess.
+func (g *ticketInserter) insert(ctx context.Context, t *tickets.Ticket) error {
+	q := &queuedTicket{ctx: ctx, t: t, done: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, q)
+	if !g.running {
+		g.running = true
+		go g.drain()
+	}
+	g.mu.Unlock()
+
+	select {
+	case <-q.done:
+	case <-ctx.Done():
+		if q.state.CompareAndSwap(queued, abandoned) {
+			return mapError("storage.CreateTicket", ctx.Err(), false)
+		}
+		<-q.done
+	}
+	return q.err
+}
+
+func (g *ticketInserter) stats() InsertStats {
+	g.mu.Lock()
+	n := len(g.queue)
+	g.mu.Unlock()
+	return InsertStats{Batches: g.batches.Load(), Rows: g.rows.Load(), Queued: n}
+}
+
+// drain writes batches until the queue is empty, then ends: an idle
+// inserter has no goroutine and needs no Close.
+func (g *ticketInserter) drain() {
+	for {
+		batch := g.take()
+		if batch == nil {
+			return
+		}
+		g.flush(batch)
+	}
+}
+
+// take removes the next batch from the queue: up to maxRows rows and
+// maxBatchBytes of text, skipping rows whose callers gave up. It returns
+// nil, and marks the inserter idle, when nothing is left.
+func (g *ticketInserter) take() []*queuedTicket {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var batch []*queuedTicket
+	size, i := 0, 0
+	for ; i < len(g.queue) && len(batch) < g.maxRows; i++ {
+		q := g.queue[i]
+		rowSize := len(q.t.Title) + len(q.t.Description) + 64
+		if len(batch) > 0 && size+rowSize > maxBatchBytes {
+			break
+		}
+		if !q.state.CompareAndSwap(queued, taken) {
+			continue // abandoned: its caller already answered
+		}
+		if err := q.ctx.Err(); err != nil {
+			q.err = mapError("storage.CreateTicket", err, false)
+			close(q.done)
+			continue
+		}
+		size += rowSize
+		batch = append(batch, q)
+	}
+	n := copy(g.queue, g.queue[i:])
+	clear(g.queue[n:])
+	g.queue = g.queue[:n]
+	if len(batch) == 0 && n == 0 {
+		g.running = false
+		return nil
+	}
+	return batch
+}
+
+// flush writes one batch and answers its callers. When the multi-row
+// statement fails for certain (the server refused it, so nothing of it was
+// committed), one bad row must not fail the others: each row is retried on
+// its own and its caller gets its own answer.
+func (g *ticketInserter) flush(batch []*queuedTicket) {
+	ctx, cancel := batchContext(batch)
+	defer cancel()
+	g.batches.Add(1)
+	g.rows.Add(int64(len(batch)))
+
+	var err error
+	ambiguous := false
+	if len(batch) == 1 {
+		err = g.insertOne(ctx, batch[0].t)
+	} else {
+		ambiguous, err = g.insertMany(ctx, batch)
+	}
+	for _, q := range batch {
+		switch {
+		case err == nil || len(batch) == 1:
+			q.err = err
+		case ambiguous:
+			q.err = mapError("storage.CreateTicket", err, true)
+		default:
+			q.err = g.insertOne(ctx, q.t)
+		}
+		close(q.done)
+	}
+}
+
+// batchContext gives a batch the latest deadline among its callers: every
+// caller waits for the batch, so none may be cut off before its own time.
+func batchContext(batch []*queuedTicket) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	for _, q := range batch {
+		d, ok := q.ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(defaultBatchTimeout)
+		}
+		if d.After(deadline) {
+			deadline = d
+		}
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
+
+// insertOne writes one row in autocommit mode: one round trip, and the id
+// comes back in the OK packet.
+func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
+	res, err := g.db.ExecContext(ctx, insertTicketSQL+"(?, ?, ?, ?, ?)",
+		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
+	if err != nil {
+		return ticketRowError(err, t)
+	}
+	t.ID, err = res.LastInsertId()
+	return mapError("storage.CreateTicket", err, true)
+}
+
+// insertMany writes the batch as one INSERT in a transaction that also reads
+// the new ids back: the OK packet gives only the first id, and ids of a
+// multi-row insert are not promised to be consecutive (auto-increment lock
+// mode 2, auto_increment_increment). Inside the transaction no one can
+// delete the rows before they are read. ambiguous reports a failed COMMIT
+// whose outcome is unknown; any other error left nothing behind.
+func (g *ticketInserter) insertMany(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
+	tx, err := g.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+
+	var sb strings.Builder
+	sb.WriteString(insertTicketSQL)
+	args := make([]any, 0, 5*len(batch))
+	for i, q := range batch {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?)")
+		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
+	}
+	if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		return false, err
+	}
+	ids, err := readTicketIDs(ctx, tx, batch)
+	if err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return mysqlErrNumber(err) == 0, err
+	}
+	for _, q := range batch {
+		q.t.ID = ids[ticketRef{q.t.BoardID, q.t.LocalID}]
+	}
+	return false, nil
+}
+
+type ticketRef struct{ board, local int64 }
+
+// readTicketIDs reads the ids of the batch's rows, one condition per board
+// so that each is a range on the (board_id, local_id) key.
+func readTicketIDs(ctx context.Context, tx *sql.Tx, batch []*queuedTicket) (map[ticketRef]int64, error) {
+	byBoard := map[int64][]int64{}
+	var boards []int64
+	for _, q := range batch {
+		if _, ok := byBoard[q.t.BoardID]; !ok {
+			boards = append(boards, q.t.BoardID)
+		}
+		byBoard[q.t.BoardID] = append(byBoard[q.t.BoardID], q.t.LocalID)
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT board_id, local_id, id FROM ticket WHERE ")
+	args := make([]any, 0, len(batch)+len(boards))
+	for i, b := range boards {
+		if i > 0 {
+			sb.WriteString(" OR ")
+		}
+		locals := byBoard[b]
+		sb.WriteString("(board_id = ? AND local_id IN (?" + strings.Repeat(", ?", len(locals)-1) + "))")
+		args = append(args, b)
+		for _, l := range locals {
+			args = append(args, l)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make(map[ticketRef]int64, len(batch))
+	for rows.Next() {
+		var r ticketRef
+		var id int64
+		if err := rows.Scan(&r.board, &r.local, &id); err != nil {
+			return nil, err
+		}
+		ids[r] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != len(batch) {
+		return nil, fmt.Errorf("read back %d ticket ids for %d rows", len(ids), len(batch))
+	}
+	return ids, nil
+}
+
+// ticketRowError gives a failed insert of t its domain meaning.
+func ticketRowError(err error, t *tickets.Ticket) error {
+	switch mysqlErrNumber(err) {
+	case erDupEntry:
+		return counters.Wrap(counters.ECONFLICT, "storage.CreateTicket", err,
+			fmt.Sprintf("Ticket number %d of board %d is already in use.", t.LocalID, t.BoardID))
+	case erNoReferencedRow2:
+		return counters.Wrap(counters.ENOTFOUND, "storage.CreateTicket", err, fmt.Sprintf("Board %d not found.", t.BoardID))
+	}
+	return mapError("storage.CreateTicket", err, true)
+}
