@@ -18,6 +18,7 @@ import (
 	"countersvc/config"
 	"countersvc/counters"
 	"countersvc/storage"
+	"countersvc/tickets"
 )
 
 func main() {
@@ -66,6 +67,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	svc := counters.NewService(store)
 	server := app.New(app.Options{
 		Counters:   svc,
+		Tickets:    tickets.NewService(storage.NewTicketStore(db, storage.TicketStoreOptions{}), svc),
 		Log:        log,
 		Registry:   reg,
 		APIToken:   cfg.APIToken,
