@@ -119,4 +119,3 @@ func TestListTicketsPagesInNumberOrderAndMaxLocalIDSeesGaps(t *testing.T) {
 		t.Fatalf("MaxLocalID = %d, %v; want 9", n, err)
 	}
 }
-
