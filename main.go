@@ -65,9 +65,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer store.Close()
 
 	svc := counters.NewService(store)
+	ticketStore, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
+	if err != nil {
+		return fmt.Errorf("opening the ticket store: %w", err)
+	}
 	server := app.New(app.Options{
 		Counters:   svc,
-		Tickets:    tickets.NewService(storage.NewTicketStore(db, storage.TicketStoreOptions{}), svc),
+		Tickets:    tickets.NewService(ticketStore, svc),
 		Log:        log,
 		Registry:   reg,
 		APIToken:   cfg.APIToken,

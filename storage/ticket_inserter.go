@@ -3,21 +3,14 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"countersvc/counters"
 	"countersvc/tickets"
 )
 
 const (
-	// erNoReferencedRow2 is a foreign key without its parent: the board of a
-	// ticket does not exist.
-	erNoReferencedRow2 = 1452
-
 	// maxBatchBytes keeps a multi-row INSERT far below any server's
 	// max_allowed_packet (4 MiB on MySQL 5.7, 16 MiB on MariaDB 10.11) even
 	// when escaping doubles the text.
@@ -25,8 +18,6 @@ const (
 
 	// defaultBatchTimeout bounds a batch whose callers gave no deadline.
 	defaultBatchTimeout = 10 * time.Second
-
-	insertTicketSQL = "INSERT INTO ticket (board_id, local_id, title, description, created_at) VALUES "
 )
 
 // ticketInserter is a group commit for ticket rows. Callers queue their row
@@ -36,8 +27,9 @@ const (
 // there is no timer. A caller is answered only after the statement holding
 // its row committed, or failed for certain.
 type ticketInserter struct {
-	db      *sql.DB
-	maxRows int
+	db        *sql.DB
+	maxRows   int
+	returning bool // the server knows INSERT ... RETURNING (MariaDB 10.5+)
 
 	mu      sync.Mutex
 	queue   []*queuedTicket
@@ -62,8 +54,8 @@ type queuedTicket struct {
 	done  chan struct{}
 }
 
-func newTicketInserter(db *sql.DB, maxRows int) *ticketInserter {
-	return &ticketInserter{db: db, maxRows: maxRows}
+func newTicketInserter(db *sql.DB, maxRows int, returning bool) *ticketInserter {
+	return &ticketInserter{db: db, maxRows: maxRows, returning: returning}
 }
 
 // insert writes t and sets t.ID. When ctx ends first, the row is dropped if
@@ -159,8 +151,10 @@ func (g *ticketInserter) flush(batch []*queuedTicket) {
 	ambiguous := false
 	if len(batch) == 1 {
 		err = g.insertOne(ctx, batch[0].t)
+	} else if g.returning {
+		ambiguous, err = g.insertReturning(ctx, batch)
 	} else {
-		ambiguous, err = g.insertMany(ctx, batch)
+		ambiguous, err = g.insertThenRead(ctx, batch)
 	}
 	for _, q := range batch {
 		switch {
@@ -189,117 +183,4 @@ func batchContext(batch []*queuedTicket) (context.Context, context.CancelFunc) {
 		}
 	}
 	return context.WithDeadline(context.Background(), deadline)
-}
-
-// insertOne writes one row in autocommit mode: one round trip, and the id
-// comes back in the OK packet.
-func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
-	res, err := g.db.ExecContext(ctx, insertTicketSQL+"(?, ?, ?, ?, ?)",
-		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
-	if err != nil {
-		return ticketRowError(err, t)
-	}
-	t.ID, err = res.LastInsertId()
-	return mapError("storage.CreateTicket", err, true)
-}
-
-// insertMany writes the batch as one INSERT in a transaction that also reads
-// the new ids back: the OK packet gives only the first id, and ids of a
-// multi-row insert are not promised to be consecutive (auto-increment lock
-// mode 2, auto_increment_increment). Inside the transaction no one can
-// delete the rows before they are read. ambiguous reports a failed COMMIT
-// whose outcome is unknown; any other error left nothing behind.
-func (g *ticketInserter) insertMany(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
-	tx, err := g.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-
-	var sb strings.Builder
-	sb.WriteString(insertTicketSQL)
-	args := make([]any, 0, 5*len(batch))
-	for i, q := range batch {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?, ?)")
-		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
-	}
-	if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-		return false, err
-	}
-	ids, err := readTicketIDs(ctx, tx, batch)
-	if err != nil {
-		return false, err
-	}
-	if err := tx.Commit(); err != nil {
-		return mysqlErrNumber(err) == 0, err
-	}
-	for _, q := range batch {
-		q.t.ID = ids[ticketRef{q.t.BoardID, q.t.LocalID}]
-	}
-	return false, nil
-}
-
-type ticketRef struct{ board, local int64 }
-
-// readTicketIDs reads the ids of the batch's rows, one condition per board
-// so that each is a range on the (board_id, local_id) key.
-func readTicketIDs(ctx context.Context, tx *sql.Tx, batch []*queuedTicket) (map[ticketRef]int64, error) {
-	byBoard := map[int64][]int64{}
-	var boards []int64
-	for _, q := range batch {
-		if _, ok := byBoard[q.t.BoardID]; !ok {
-			boards = append(boards, q.t.BoardID)
-		}
-		byBoard[q.t.BoardID] = append(byBoard[q.t.BoardID], q.t.LocalID)
-	}
-	var sb strings.Builder
-	sb.WriteString("SELECT board_id, local_id, id FROM ticket WHERE ")
-	args := make([]any, 0, len(batch)+len(boards))
-	for i, b := range boards {
-		if i > 0 {
-			sb.WriteString(" OR ")
-		}
-		locals := byBoard[b]
-		sb.WriteString("(board_id = ? AND local_id IN (?" + strings.Repeat(", ?", len(locals)-1) + "))")
-		args = append(args, b)
-		for _, l := range locals {
-			args = append(args, l)
-		}
-	}
-	rows, err := tx.QueryContext(ctx, sb.String(), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := make(map[ticketRef]int64, len(batch))
-	for rows.Next() {
-		var r ticketRef
-		var id int64
-		if err := rows.Scan(&r.board, &r.local, &id); err != nil {
-			return nil, err
-		}
-		ids[r] = id
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(ids) != len(batch) {
-		return nil, fmt.Errorf("read back %d ticket ids for %d rows", len(ids), len(batch))
-	}
-	return ids, nil
-}
-
-// ticketRowError gives a failed insert of t its domain meaning.
-func ticketRowError(err error, t *tickets.Ticket) error {
-	switch mysqlErrNumber(err) {
-	case erDupEntry:
-		return counters.Wrap(counters.ECONFLICT, "storage.CreateTicket", err,
-			fmt.Sprintf("Ticket number %d of board %d is already in use.", t.LocalID, t.BoardID))
-	case erNoReferencedRow2:
-		return counters.Wrap(counters.ENOTFOUND, "storage.CreateTicket", err, fmt.Sprintf("Board %d not found.", t.BoardID))
-	}
-	return mapError("storage.CreateTicket", err, true)
 }

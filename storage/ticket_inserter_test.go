@@ -27,7 +27,11 @@ func newTicketEnv(tb testing.TB, o storage.TicketStoreOptions) *ticketEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	return &ticketEnv{db: db, store: storage.NewTicketStore(db, o)}
+	store, err := storage.NewTicketStore(context.Background(), db, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &ticketEnv{db: db, store: store}
 }
 
 func (e *ticketEnv) board(tb testing.TB, company int64, slug string) int64 {
@@ -70,6 +74,21 @@ func (e *ticketEnv) waitStats(tb testing.TB, what string, ok func(storage.Insert
 			tb.Fatalf("waiting for %s: stats %+v", what, e.store.InsertStats())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// eachInsertPath runs a test once per way of learning the ids of a
+// multi-row insert: RETURNING (MariaDB) and a read in the same transaction
+// (MySQL).
+func eachInsertPath(t *testing.T, o storage.TicketStoreOptions, test func(t *testing.T, e *ticketEnv)) {
+	for _, path := range []struct {
+		name    string
+		without bool
+	}{{"returning", false}, {"insert then read", true}} {
+		t.Run(path.name, func(t *testing.T) {
+			o.WithoutReturning = path.without
+			test(t, newTicketEnv(t, o))
+		})
 	}
 }
 
@@ -118,75 +137,78 @@ func (e *ticketEnv) queueBehindOne(tb testing.TB, boardID int64, first int64, ot
 }
 
 func TestRowsQueuedDuringAnInsertShareTheNextStatement(t *testing.T) {
-	e := newTicketEnv(t, storage.TicketStoreOptions{})
-	board := e.board(t, 1, "NINJA")
-	release := e.holdBoard(t, board)
-	head, rest := e.queueBehindOne(t, board, 1, []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
-	release()
+	eachInsertPath(t, storage.TicketStoreOptions{}, func(t *testing.T, e *ticketEnv) {
+		board := e.board(t, 1, "NINJA")
+		release := e.holdBoard(t, board)
+		head, rest := e.queueBehindOne(t, board, 1, []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
+		release()
 
-	for _, ch := range append([]<-chan result{head}, rest...) {
-		r := <-ch
-		if r.err != nil {
-			t.Fatalf("ticket %d: %v", r.t.LocalID, r.err)
+		for _, ch := range append([]<-chan result{head}, rest...) {
+			r := <-ch
+			if r.err != nil {
+				t.Fatalf("ticket %d: %v", r.t.LocalID, r.err)
+			}
+			if got, want := r.t.ID, e.storedID(t, board, r.t.LocalID); got != want || got == 0 {
+				t.Errorf("ticket %d: id %d, stored as %d", r.t.LocalID, got, want)
+			}
 		}
-		if got, want := r.t.ID, e.storedID(t, board, r.t.LocalID); got != want || got == 0 {
-			t.Errorf("ticket %d: id %d, stored as %d", r.t.LocalID, got, want)
+		if s := e.store.InsertStats(); s.Batches != 2 || s.Rows != 11 {
+			t.Fatalf("stats %+v, want 11 rows in 2 statements", s)
 		}
-	}
-	if s := e.store.InsertStats(); s.Batches != 2 || s.Rows != 11 {
-		t.Fatalf("stats %+v, want 11 rows in 2 statements", s)
-	}
+	})
 }
 
 func TestBatchesAreBoundedByMaxBatch(t *testing.T) {
-	e := newTicketEnv(t, storage.TicketStoreOptions{MaxBatch: 3})
-	board := e.board(t, 1, "NINJA")
-	release := e.holdBoard(t, board)
-	head, rest := e.queueBehindOne(t, board, 1, []int64{2, 3, 4, 5, 6, 7, 8})
-	release()
-	for _, ch := range append([]<-chan result{head}, rest...) {
-		if r := <-ch; r.err != nil {
-			t.Fatalf("ticket %d: %v", r.t.LocalID, r.err)
+	eachInsertPath(t, storage.TicketStoreOptions{MaxBatch: 3}, func(t *testing.T, e *ticketEnv) {
+		board := e.board(t, 1, "NINJA")
+		release := e.holdBoard(t, board)
+		head, rest := e.queueBehindOne(t, board, 1, []int64{2, 3, 4, 5, 6, 7, 8})
+		release()
+		for _, ch := range append([]<-chan result{head}, rest...) {
+			if r := <-ch; r.err != nil {
+				t.Fatalf("ticket %d: %v", r.t.LocalID, r.err)
+			}
 		}
-	}
-	// 1 in flight, then 7 queued rows in statements of 3, 3 and 1.
-	if s := e.store.InsertStats(); s.Batches != 4 || s.Rows != 8 {
-		t.Fatalf("stats %+v, want 8 rows in 4 statements", s)
-	}
+		// 1 in flight, then 7 queued rows in statements of 3, 3 and 1.
+		if s := e.store.InsertStats(); s.Batches != 4 || s.Rows != 8 {
+			t.Fatalf("stats %+v, want 8 rows in 4 statements", s)
+		}
+	})
 }
 
 // One bad row makes MySQL refuse the whole multi-row statement; its
 // neighbours must still be written and only its own caller gets the error.
 func TestABadRowInABatchFailsOnlyItsOwnCaller(t *testing.T) {
-	e := newTicketEnv(t, storage.TicketStoreOptions{})
-	ctx := context.Background()
-	board := e.board(t, 1, "NINJA")
-	taken := &tickets.Ticket{BoardID: board, LocalID: 5, Title: "already there"}
-	if err := e.store.CreateTicket(ctx, taken); err != nil {
-		t.Fatal(err)
-	}
-	release := e.holdBoard(t, board)
-	head, rest := e.queueBehindOne(t, board, 1, []int64{2, 5, 3})
-	missing := e.createAsync(ctx, 999, 1) // no such board
-	e.waitStats(t, "the row of a missing board queued", func(s storage.InsertStats) bool { return s.Queued == 4 })
-	release()
+	eachInsertPath(t, storage.TicketStoreOptions{}, func(t *testing.T, e *ticketEnv) {
+		ctx := context.Background()
+		board := e.board(t, 1, "NINJA")
+		taken := &tickets.Ticket{BoardID: board, LocalID: 5, Title: "already there"}
+		if err := e.store.CreateTicket(ctx, taken); err != nil {
+			t.Fatal(err)
+		}
+		release := e.holdBoard(t, board)
+		head, rest := e.queueBehindOne(t, board, 1, []int64{2, 5, 3})
+		missing := e.createAsync(ctx, 999, 1) // no such board
+		e.waitStats(t, "the row of a missing board queued", func(s storage.InsertStats) bool { return s.Queued == 4 })
+		release()
 
-	want := map[int64]string{1: "", 2: "", 5: counters.ECONFLICT, 3: ""}
-	for _, ch := range append([]<-chan result{head}, rest...) {
-		r := <-ch
-		if got := counters.ErrorCode(r.err); got != want[r.t.LocalID] {
-			t.Errorf("ticket %d: %v, want code %q", r.t.LocalID, r.err, want[r.t.LocalID])
+		want := map[int64]string{1: "", 2: "", 5: counters.ECONFLICT, 3: ""}
+		for _, ch := range append([]<-chan result{head}, rest...) {
+			r := <-ch
+			if got := counters.ErrorCode(r.err); got != want[r.t.LocalID] {
+				t.Errorf("ticket %d: %v, want code %q", r.t.LocalID, r.err, want[r.t.LocalID])
+			}
+			if r.err == nil && r.t.ID != e.storedID(t, board, r.t.LocalID) {
+				t.Errorf("ticket %d: id %d, stored as %d", r.t.LocalID, r.t.ID, e.storedID(t, board, r.t.LocalID))
+			}
 		}
-		if r.err == nil && r.t.ID != e.storedID(t, board, r.t.LocalID) {
-			t.Errorf("ticket %d: id %d, stored as %d", r.t.LocalID, r.t.ID, e.storedID(t, board, r.t.LocalID))
+		if r := <-missing; counters.ErrorCode(r.err) != counters.ENOTFOUND {
+			t.Errorf("ticket of a missing board: %v, want not_found", r.err)
 		}
-	}
-	if r := <-missing; counters.ErrorCode(r.err) != counters.ENOTFOUND {
-		t.Errorf("ticket of a missing board: %v, want not_found", r.err)
-	}
-	if got := e.storedID(t, board, 5); got != taken.ID {
-		t.Errorf("ticket 5 is now row %d, want the first one, %d", got, taken.ID)
-	}
+		if got := e.storedID(t, board, 5); got != taken.ID {
+			t.Errorf("ticket 5 is now row %d, want the first one, %d", got, taken.ID)
+		}
+	})
 }
 
 func TestARowWhoseCallerGaveUpWhileQueuedIsNotWritten(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"countersvc/counters"
@@ -26,14 +27,26 @@ var _ tickets.Store = (*TicketStore)(nil)
 type TicketStoreOptions struct {
 	// MaxBatch is the most ticket rows one INSERT carries; default 100.
 	MaxBatch int
+	// WithoutReturning reads the ids of a multi-row insert back in a
+	// transaction, as on servers without INSERT ... RETURNING (MySQL), even
+	// where RETURNING works. For tests of that path.
+	WithoutReturning bool
 }
 
-// NewTicketStore returns a store on db, whose tables Open has migrated.
-func NewTicketStore(db *sql.DB, o TicketStoreOptions) *TicketStore {
+// NewTicketStore returns a store on db, whose tables Open has migrated. It
+// asks the server whether it knows INSERT ... RETURNING.
+func NewTicketStore(ctx context.Context, db *sql.DB, o TicketStoreOptions) (*TicketStore, error) {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 100
 	}
-	return &TicketStore{db: db, ins: newTicketInserter(db, o.MaxBatch), Now: time.Now}
+	returning := false
+	if !o.WithoutReturning {
+		var err error
+		if returning, err = supportsReturning(ctx, db); err != nil {
+			return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
+		}
+	}
+	return &TicketStore{db: db, ins: newTicketInserter(db, o.MaxBatch, returning), Now: time.Now}, nil
 }
 
 // InsertStats says how ticket inserts were grouped: Rows tickets were

@@ -29,8 +29,12 @@ func newFixture(tb testing.TB) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	ts, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	ctrs := counters.NewService(cs)
-	return &fixture{svc: tickets.NewService(storage.NewTicketStore(db, storage.TicketStoreOptions{}), ctrs), counters: ctrs}
+	return &fixture{svc: tickets.NewService(ts, ctrs), counters: ctrs}
 }
 
 func (f *fixture) board(tb testing.TB, company int64, slug string) *tickets.Board {

@@ -60,7 +60,9 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 		tb.Fatal(err)
 	}
 	e := &Env{DSN: dsn, DB: db, Store: store, Counters: counters.NewService(store)}
-	e.TicketStore = storage.NewTicketStore(db, storage.TicketStoreOptions{})
+	if e.TicketStore, err = storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{}); err != nil {
+		tb.Fatal(err)
+	}
 	e.Tickets = tickets.NewService(e.TicketStore, e.Counters)
 	o := app.Options{
 		Counters:   e.Counters,
