@@ -137,10 +137,12 @@ func (g *ticketInserter) take() []*queuedTicket {
 	return batch
 }
 
-// flush writes one batch and answers its callers. When the multi-row
-// statement fails for certain (the server refused it, so nothing of it was
-// committed), one bad row must not fail the others: each row is retried on
-// its own and its caller gets its own answer.
+// flush writes one batch and answers its callers. When MySQL refuses the
+// multi-row statement (a server error: nothing of it was written), one bad
+// row must not fail the others, so each row is retried on its own and its
+// caller gets its own answer. When the connection fails instead, retrying
+// row by row would only wait on a dead server: every caller gets 503, saying
+// whether the rows may have been committed.
 func (g *ticketInserter) flush(batch []*queuedTicket) {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
@@ -156,14 +158,15 @@ func (g *ticketInserter) flush(batch []*queuedTicket) {
 	} else {
 		ambiguous, err = g.insertThenRead(ctx, batch)
 	}
+	refused := mysqlErrNumber(err) != 0 && !ambiguous
 	for _, q := range batch {
 		switch {
 		case err == nil || len(batch) == 1:
 			q.err = err
-		case ambiguous:
-			q.err = mapError("storage.CreateTicket", err, true)
-		default:
+		case refused:
 			q.err = g.insertOne(ctx, q.t)
+		default:
+			q.err = mapError("storage.CreateTicket", err, ambiguous)
 		}
 		close(q.done)
 	}

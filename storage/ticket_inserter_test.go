@@ -124,13 +124,19 @@ func (e *ticketEnv) storedID(tb testing.TB, boardID, localID int64) int64 {
 // queues the others behind it, and returns their results in order.
 func (e *ticketEnv) queueBehindOne(tb testing.TB, boardID int64, first int64, others []int64) (<-chan result, []<-chan result) {
 	tb.Helper()
+	return e.queueBehindOneOn(tb, boardID, first, boardID, others)
+}
+
+// queueBehindOneOn is queueBehindOne with the others on another board.
+func (e *ticketEnv) queueBehindOneOn(tb testing.TB, boardID, first, othersBoard int64, others []int64) (<-chan result, []<-chan result) {
+	tb.Helper()
 	ctx := context.Background()
 	before := e.store.InsertStats().Batches
 	head := e.createAsync(ctx, boardID, first)
 	e.waitStats(tb, "the first row in flight", func(s storage.InsertStats) bool { return s.Batches == before+1 && s.Queued == 0 })
 	var rest []<-chan result
 	for i, l := range others {
-		rest = append(rest, e.createAsync(ctx, boardID, l))
+		rest = append(rest, e.createAsync(ctx, othersBoard, l))
 		e.waitStats(tb, "rows queued", func(s storage.InsertStats) bool { return s.Queued == i+1 })
 	}
 	return head, rest

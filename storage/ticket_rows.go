@@ -32,8 +32,8 @@ func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error
 // ids of one statement are not promised to be consecutive (auto-increment
 // lock mode 2, auto_increment_increment), so they are read, never guessed.
 // Both ways below report ambiguous when the outcome is unknown (the
-// connection failed while the statement may have committed); any other
-// error left nothing behind.
+// connection failed while the rows may have been committed); after any
+// other error nothing was written.
 
 // insertReturning writes the batch with INSERT ... RETURNING: one
 // autocommit round trip that answers with the ids.
