@@ -21,6 +21,7 @@ import (
 	"countersvc/config"
 	"countersvc/counters"
 	"countersvc/storage"
+	"countersvc/tickets"
 )
 
 func main() {
@@ -74,8 +75,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		coalescing = counters.WithoutCoalescing()
 	}
 	svc := counters.NewService(store, coalescing)
+	ticketStore, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
+	if err != nil {
+		return fmt.Errorf("opening the ticket store: %w", err)
+	}
 	server := app.New(app.Options{
 		Counters:   svc,
+		Tickets:    tickets.NewService(ticketStore, svc),
 		Log:        log,
 		Registry:   reg,
 		APIToken:   cfg.APIToken,

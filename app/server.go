@@ -13,11 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/tickets"
 )
 
 // Options are the HTTP layer's settings and dependencies.
 type Options struct {
 	Counters counters.Service
+	Tickets  tickets.Service // nil: no /v1/boards endpoints
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
@@ -90,6 +92,9 @@ func New(o Options) *fiber.App {
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
+	if o.Tickets != nil {
+		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
+	}
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

@@ -20,6 +20,7 @@ import (
 	"countersvc/counters"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
+	"countersvc/tickets"
 )
 
 // Env is one running service.
@@ -31,6 +32,9 @@ type Env struct {
 	App      *fiber.App
 	URL      string // http://127.0.0.1:port
 	Client   *http.Client
+
+	TicketStore *storage.TicketStore
+	Tickets     tickets.Service
 }
 
 // Option changes the service's options before it starts.
@@ -64,8 +68,14 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 	tb.Helper()
 	store, db := OpenStore(tb, dsn)
 	e := &Env{DSN: dsn, DB: db, Store: store, Counters: counters.NewService(store)}
+	var err error
+	if e.TicketStore, err = storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	e.Tickets = tickets.NewService(e.TicketStore, e.Counters)
 	o := app.Options{
 		Counters:   e.Counters,
+		Tickets:    e.Tickets,
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		MySQLCheck: db.PingContext,
 	}

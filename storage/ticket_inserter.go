@@ -1,0 +1,189 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"countersvc/tickets"
+)
+
+const (
+	// maxBatchBytes keeps a multi-row INSERT far below any server's
+	// max_allowed_packet (4 MiB on MySQL 5.7, 16 MiB on MariaDB 10.11) even
+	// when escaping doubles the text.
+	maxBatchBytes = 1 << 20
+
+	// defaultBatchTimeout bounds a batch whose callers gave no deadline.
+	defaultBatchTimeout = 10 * time.Second
+)
+
+// ticketInserter is a group commit for ticket rows. Callers queue their row
+// and wait; one goroutine at a time writes what queued while the previous
+// statement was in flight as one multi-row INSERT, so N concurrent
+// creations cost one commit instead of N. A lone row is written at once:
+// there is no timer. A caller is answered only after the statement holding
+// its row committed, or failed for certain.
+type ticketInserter struct {
+	db        *sql.DB
+	maxRows   int
+	returning bool // the server knows INSERT ... RETURNING (MariaDB 10.5+)
+
+	mu      sync.Mutex
+	queue   []*queuedTicket
+	running bool // a goroutine is draining the queue
+
+	batches, rows atomic.Int64
+}
+
+// States of a queued ticket. The caller may abandon it only while it is
+// still queued; once taken, its answer is the statement's.
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+type queuedTicket struct {
+	ctx   context.Context
+	t     *tickets.Ticket
+	state atomic.Int32
+	err   error
+	done  chan struct{}
+}
+
+func newTicketInserter(db *sql.DB, maxRows int, returning bool) *ticketInserter {
+	return &ticketInserter{db: db, maxRows: maxRows, returning: returning}
+}
+
+// insert writes t and sets t.ID. When ctx ends first, the row is dropped if
+// it was still queued ("nothing was changed"); if it was already being
+// written, insert waits for the statement, whose own deadline is the latest
+// of its callers', so that the answer is never a guess.
+func (g *ticketInserter) insert(ctx context.Context, t *tickets.Ticket) error {
+	q := &queuedTicket{ctx: ctx, t: t, done: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, q)
+	if !g.running {
+		g.running = true
+		go g.drain()
+	}
+	g.mu.Unlock()
+
+	select {
+	case <-q.done:
+	case <-ctx.Done():
+		if q.state.CompareAndSwap(queued, abandoned) {
+			return mapError("storage.CreateTicket", ctx.Err(), false)
+		}
+		<-q.done
+	}
+	return q.err
+}
+
+func (g *ticketInserter) stats() InsertStats {
+	g.mu.Lock()
+	n := len(g.queue)
+	g.mu.Unlock()
+	return InsertStats{Batches: g.batches.Load(), Rows: g.rows.Load(), Queued: n}
+}
+
+// drain writes batches until the queue is empty, then ends: an idle
+// inserter has no goroutine and needs no Close.
+func (g *ticketInserter) drain() {
+	for {
+		batch := g.take()
+		if batch == nil {
+			return
+		}
+		g.flush(batch)
+	}
+}
+
+// take removes the next batch from the queue: up to maxRows rows and
+// maxBatchBytes of text, skipping rows whose callers gave up. It returns
+// nil, and marks the inserter idle, when nothing is left.
+func (g *ticketInserter) take() []*queuedTicket {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var batch []*queuedTicket
+	size, i := 0, 0
+	for ; i < len(g.queue) && len(batch) < g.maxRows; i++ {
+		q := g.queue[i]
+		rowSize := len(q.t.Title) + len(q.t.Description) + 64
+		if len(batch) > 0 && size+rowSize > maxBatchBytes {
+			break
+		}
+		if !q.state.CompareAndSwap(queued, taken) {
+			continue // abandoned: its caller already answered
+		}
+		if err := q.ctx.Err(); err != nil {
+			q.err = mapError("storage.CreateTicket", err, false)
+			close(q.done)
+			continue
+		}
+		size += rowSize
+		batch = append(batch, q)
+	}
+	n := copy(g.queue, g.queue[i:])
+	clear(g.queue[n:])
+	g.queue = g.queue[:n]
+	if len(batch) == 0 && n == 0 {
+		g.running = false
+		return nil
+	}
+	return batch
+}
+
+// flush writes one batch and answers its callers. When MySQL refuses the
+// multi-row statement (a server error: nothing of it was written), one bad
+// row must not fail the others, so each row is retried on its own and its
+// caller gets its own answer. When the connection fails instead, retrying
+// row by row would only wait on a dead server: every caller gets 503, saying
+// whether the rows may have been committed.
+func (g *ticketInserter) flush(batch []*queuedTicket) {
+	ctx, cancel := batchContext(batch)
+	defer cancel()
+	g.batches.Add(1)
+	g.rows.Add(int64(len(batch)))
+
+	var err error
+	ambiguous := false
+	if len(batch) == 1 {
+		err = g.insertOne(ctx, batch[0].t)
+	} else if g.returning {
+		ambiguous, err = g.insertReturning(ctx, batch)
+	} else {
+		ambiguous, err = g.insertThenRead(ctx, batch)
+	}
+	refused := mysqlErrNumber(err) != 0 && !ambiguous
+	for _, q := range batch {
+		switch {
+		case err == nil || len(batch) == 1:
+			q.err = err
+		case refused:
+			q.err = g.insertOne(ctx, q.t)
+		default:
+			q.err = mapError("storage.CreateTicket", err, ambiguous)
+		}
+		close(q.done)
+	}
+}
+
+// batchContext gives a batch the latest deadline among its callers: every
+// caller waits for the batch, so none may be cut off before its own time.
+func batchContext(batch []*queuedTicket) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	for _, q := range batch {
+		d, ok := q.ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(defaultBatchTimeout)
+		}
+		if d.After(deadline) {
+			deadline = d
+		}
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}

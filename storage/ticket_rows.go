@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"countersvc/counters"
+	"countersvc/tickets"
+)
+
+// erNoReferencedRow2 is a foreign key without its parent: the board of a
+// ticket does not exist.
+const erNoReferencedRow2 = 1452
+
+const insertTicketSQL = "INSERT INTO ticket (board_id, local_id, title, description, created_at) VALUES "
+
+// insertOne writes one row in autocommit mode: one round trip, and the id
+// comes back in the OK packet.
+func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
+	res, err := g.db.ExecContext(ctx, insertTicketSQL+"(?, ?, ?, ?, ?)",
+		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
+	if err != nil {
+		return ticketRowError(err, t)
+	}
+	t.ID, err = res.LastInsertId()
+	return mapError("storage.CreateTicket", err, true)
+}
+
+// The ids of a multi-row insert: the OK packet gives only the first, and the
+// ids of one statement are not promised to be consecutive (auto-increment
+// lock mode 2, auto_increment_increment), so they are read, never guessed.
+// Both ways below report ambiguous when the outcome is unknown (the
+// connection failed while the rows may have been committed); after any
+// other error nothing was written.
+
+// insertReturning writes the batch with INSERT ... RETURNING: one
+// autocommit round trip that answers with the ids.
+func (g *ticketInserter) insertReturning(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
+	query, args := multiRowInsert(batch)
+	rows, err := g.db.QueryContext(ctx, query+" RETURNING board_id, local_id, id", args...)
+	if err != nil {
+		return mysqlErrNumber(err) == 0, err
+	}
+	ids, err := scanTicketIDs(rows, len(batch))
+	if err != nil {
+		return mysqlErrNumber(err) == 0, err
+	}
+	setTicketIDs(batch, ids)
+	return false, nil
+}
+
+// insertThenRead writes the batch and reads the ids back in one
+// transaction, for servers without RETURNING (MySQL). Inside it no one can
+// delete the rows before they are read.
+func (g *ticketInserter) insertThenRead(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
+	tx, err := g.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	query, args := multiRowInsert(batch)
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return false, err
+	}
+	query, args = selectTicketIDs(batch)
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	ids, err := scanTicketIDs(rows, len(batch))
+	if err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return mysqlErrNumber(err) == 0, err
+	}
+	setTicketIDs(batch, ids)
+	return false, nil
+}
+
+func multiRowInsert(batch []*queuedTicket) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString(insertTicketSQL)
+	args := make([]any, 0, 5*len(batch))
+	for i, q := range batch {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?)")
+		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
+	}
+	return sb.String(), args
+}
+
+// selectTicketIDs reads the ids of the batch's rows, one condition per
+// board so that each is a range on the (board_id, local_id) key.
+func selectTicketIDs(batch []*queuedTicket) (string, []any) {
+	byBoard := map[int64][]int64{}
+	var boards []int64
+	for _, q := range batch {
+		if _, ok := byBoard[q.t.BoardID]; !ok {
+			boards = append(boards, q.t.BoardID)
+		}
+		byBoard[q.t.BoardID] = append(byBoard[q.t.BoardID], q.t.LocalID)
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT board_id, local_id, id FROM ticket WHERE ")
+	args := make([]any, 0, len(batch)+len(boards))
+	for i, b := range boards {
+		if i > 0 {
+			sb.WriteString(" OR ")
+		}
+		locals := byBoard[b]
+		sb.WriteString("(board_id = ? AND local_id IN (?" + strings.Repeat(", ?", len(locals)-1) + "))")
+		args = append(args, b)
+		for _, l := range locals {
+			args = append(args, l)
+		}
+	}
+	return sb.String(), args
+}
+
+type ticketRef struct{ board, local int64 }
+
+// scanTicketIDs reads (board_id, local_id, id) rows and closes them.
+func scanTicketIDs(rows *sql.Rows, want int) (map[ticketRef]int64, error) {
+	defer rows.Close()
+	ids := make(map[ticketRef]int64, want)
+	for rows.Next() {
+		var r ticketRef
+		var id int64
+		if err := rows.Scan(&r.board, &r.local, &id); err != nil {
+			return nil, err
+		}
+		ids[r] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != want {
+		return nil, fmt.Errorf("read %d ticket ids for %d rows", len(ids), want)
+	}
+	return ids, nil
+}
+
+func setTicketIDs(batch []*queuedTicket, ids map[ticketRef]int64) {
+	for _, q := range batch {
+		q.t.ID = ids[ticketRef{q.t.BoardID, q.t.LocalID}]
+	}
+}
+
+// supportsReturning asks the server whether it knows INSERT ... RETURNING
+// with a statement that inserts nothing.
+func supportsReturning(ctx context.Context, db *sql.DB) (bool, error) {
+	rows, err := db.QueryContext(ctx, "INSERT INTO ticket (board_id, local_id, title, description, created_at) "+
+		"SELECT 0, 0, '', '', '2000-01-01' FROM DUAL WHERE FALSE RETURNING id")
+	if mysqlErrNumber(err) == erParseError {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, rows.Close()
+}
+
+// erParseError is a statement the server does not understand.
+const erParseError = 1064
+
+// ticketRowError gives a failed insert of t its domain meaning.
+func ticketRowError(err error, t *tickets.Ticket) error {
+	switch mysqlErrNumber(err) {
+	case erDupEntry:
+		return counters.Wrap(counters.ECONFLICT, "storage.CreateTicket", err,
+			fmt.Sprintf("Ticket number %d of board %d is already in use.", t.LocalID, t.BoardID))
+	case erNoReferencedRow2:
+		return counters.Wrap(counters.ENOTFOUND, "storage.CreateTicket", err, fmt.Sprintf("Board %d not found.", t.BoardID))
+	}
+	return mapError("storage.CreateTicket", err, true)
+}
