@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"countersvc/app"
 	"countersvc/config"
@@ -63,6 +64,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	defer store.Close()
 
+	var rdb redis.UniversalClient
+	if cfg.RedisURL != "" {
+		if rdb, err = openRedis(cfg); err != nil {
+			return fmt.Errorf("COUNTERS_REDIS_URL: %w", err)
+		}
+		defer rdb.Close() // before MySQL: defers run in reverse
+	}
+	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
+	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
+
 	svc := counters.NewService(store)
 	server := app.New(app.Options{
 		Counters:   svc,
@@ -73,6 +84,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		DBTimeout:  cfg.MySQLTimeout,
 		ListMaxAge: cfg.ListCacheTTL,
 		MySQLCheck: db.PingContext,
+
+		PublicPrefixes: cfg.PublicPrefixes,
+		TrustedProxies: proxies,
+		HitLimiter:     hitLimiter,
+		HitDeduper:     hitDeduper,
 	})
 
 	errc := make(chan error, 1)
