@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"countersvc/app"
 	"countersvc/config"
@@ -68,6 +69,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer store.Close()
 	go store.PurgeKeysEvery(ctx, time.Minute, log) // idempotency keys older than 24 h
 
+	var rdb redis.UniversalClient
+	if cfg.RedisURL != "" {
+		if rdb, err = openRedis(cfg); err != nil {
+			return fmt.Errorf("COUNTERS_REDIS_URL: %w", err)
+		}
+		defer rdb.Close() // before MySQL: defers run in reverse
+	}
+	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
+	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
+
 	coalescing := counters.WithCoalescing(counters.CoalesceOptions{
 		MaxBatch: cfg.CoalesceBatch, MaxInFlight: cfg.CoalesceFlight, Timeout: cfg.MySQLTimeout,
 	})
@@ -89,6 +100,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		DBTimeout:  cfg.MySQLTimeout,
 		ListMaxAge: cfg.ListCacheTTL,
 		MySQLCheck: db.PingContext,
+
+		PublicPrefixes: cfg.PublicPrefixes,
+		TrustedProxies: proxies,
+		HitLimiter:     hitLimiter,
+		HitDeduper:     hitDeduper,
 	})
 
 	if cfg.DebugAddr != "" {

@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -33,6 +34,12 @@ type Options struct {
 	// the others only report degraded.
 	MySQLCheck func(context.Context) error
 	RedisCheck func(context.Context) error // nil: cache disabled
+
+	// Page hits (app/public.go).
+	PublicPrefixes []string            // names served without a token; default hits/
+	TrustedProxies []netip.Prefix      // proxies whose X-Forwarded-For is believed
+	HitLimiter     counters.HitLimiter // per-client rate limit; nil: none
+	HitDeduper     counters.HitDeduper // repeat-hit detection; nil: every hit counts
 }
 
 func (o *Options) defaults() {
@@ -54,6 +61,9 @@ func (o *Options) defaults() {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
+	if o.PublicPrefixes == nil {
+		o.PublicPrefixes = []string{counters.DefaultPublicPrefix}
+	}
 }
 
 // New returns the service's HTTP application.
@@ -70,6 +80,10 @@ func New(o Options) *fiber.App {
 		IdleTimeout:           60 * time.Second,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(o.Log),
+		// Believe X-Forwarded-Host/-Proto only from our own proxies; the
+		// client address is found by trustedProxies.clientAddr.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          prefixStrings(o.TrustedProxies),
 	})
 	m := newMetrics(o.Registry)
 
@@ -85,6 +99,7 @@ func New(o Options) *fiber.App {
 	auth := bearerAuth(o.APIToken)
 	h := &counterHandlers{svc: o.Counters, timeout: o.DBTimeout, listTTL: o.ListMaxAge}
 	v1 := app.Group("/v1")
+	routePublic(v1, o)
 	v1.Get("/counters", auth, h.list)
 	v1.Post("/counters/reset", auth, h.reset)
 	v1.Post("/counters/batch", auth, h.batch)

@@ -34,6 +34,13 @@ type Config struct {
 	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
+
+	// Page hits (config/hits.go).
+	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envDefault:"hits/" envSeparator:","`
+	TrustedProxies  []string      `env:"COUNTERS_TRUSTED_PROXIES" envSeparator:","`
+	HitsRateLimit   int           `env:"COUNTERS_HITS_RATE_LIMIT" envDefault:"60"`
+	HitsRateWindow  time.Duration `env:"COUNTERS_HITS_RATE_WINDOW" envDefault:"1m"`
+	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW" envDefault:"30s"`
 }
 
 // Load reads the environment and validates the result. The error is one line
@@ -83,6 +90,9 @@ func (c Config) Validate() error {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")
 	}
 	if _, err := c.SlogLevel(); err != nil {
+		return err
+	}
+	if err := c.validateHits(); err != nil {
 		return err
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {

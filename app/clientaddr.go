@@ -1,0 +1,83 @@
+package app
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// trustedProxies are the proxies whose X-Forwarded-For is believed
+// (COUNTERS_TRUSTED_PROXIES, parsed by config).
+type trustedProxies []netip.Prefix
+
+func (t trustedProxies) contains(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range t {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address of the client that made the request. Behind
+// trusted proxies it walks X-Forwarded-For from the right, the end the
+// proxies append to, and stops at the first address that is not a trusted
+// proxy. Fiber's own ProxyHeader takes the leftmost entry instead, which the
+// client writes itself: with it anyone could dodge the rate limit by
+// sending a new made-up address each time.
+func (t trustedProxies) clientAddr(c *fiber.Ctx) netip.Addr {
+	addr, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	addr = addr.Unmap()
+	if len(t) == 0 || !t.contains(addr) {
+		return addr
+	}
+	hops := strings.Split(c.Get(fiber.HeaderXForwardedFor), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, ok := parseHop(hops[i])
+		if !ok {
+			// Garbage in the chain: everything left of it is unreliable,
+			// so the last proxy that wrote it is the client we know.
+			return addr
+		}
+		addr = hop
+		if !t.contains(addr) {
+			return addr
+		}
+	}
+	return addr
+}
+
+// parseHop reads one X-Forwarded-For entry; some proxies add a port.
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+// rateKey is the unit the rate limit counts by: one IPv4 address, or one
+// IPv6 /64, since a single IPv6 host usually holds a whole /64 and could
+// otherwise take a fresh budget for every request.
+func rateKey(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// prefixStrings gives the ranges in the form Fiber's Config.TrustedProxies
+// takes.
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"countersvc/internal/apptest"
+)
+
+// EnvNoBrowser=1 skips the browser test on machines without Chromium;
+// scripts/test installs it, so there the test fails rather than skips.
+const EnvNoBrowser = "COUNTERS_TEST_NO_BROWSER"
+
+// renderedDOM loads pageURL in headless Chromium, lets its scripts run and
+// returns the DOM as they left it.
+func renderedDOM(tb testing.TB, pageURL string) string {
+	tb.Helper()
+	if os.Getenv(EnvNoBrowser) == "1" {
+		tb.Skipf("%s=1: browser test skipped", EnvNoBrowser)
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+tb.TempDir(),
+		// Virtual time runs ahead while the page is idle but waits for the
+		// network, so the snippet's request completes within the budget.
+		"--virtual-time-budget=10000",
+		"--dump-dom", pageURL)
+	// Chromium starts helper processes: end them all on timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return string(out)
+}
+
+var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)
+
+// The snippet, loaded by a real browser from a page on another origin,
+// counts a hit through CORS and writes the value into the page.
+func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
+	env := apptest.New(t)
+	env.Do(t, "PUT", "/v1/counters/hits%2Fbrowser", `{"value": 1233}`)
+
+	// A page on another origin (another port), like a blog that embeds the
+	// snippet. Its script tag points at the service.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attrs := ""
+		if name := r.URL.Query().Get("name"); name != "" {
+			attrs = fmt.Sprintf(` data-name="%s"`, html.EscapeString(name))
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>blog</title></head><body>
+<p>Viewed <span id="views" data-counter-value data-format="comma">…</span> times.</p>
+<script async src="%s/v1/snippet.js"%s></script>
+</body></html>`, env.URL, attrs)
+	}))
+	t.Cleanup(page.Close)
+	pageURL, _ := url.Parse(page.URL)
+
+	tests := []struct {
+		path, counter, shown string
+	}{
+		{"/post.html?name=hits/browser", "hits/browser", "1,234"},
+		// Without data-name: "hits/" + the page's host and path.
+		{"/docs/index.html", "hits/" + pageURL.Host + "/docs/index.html", "1"},
+	}
+	for _, tc := range tests {
+		dom := renderedDOM(t, page.URL+tc.path)
+		m := shownValue.FindStringSubmatch(dom)
+		if m == nil || m[1] != tc.shown {
+			t.Fatalf("%s: page shows %q, want %q; DOM:\n%s", tc.path, m, tc.shown, dom)
+		}
+		var want int64
+		fmt.Sscan(strings.ReplaceAll(tc.shown, ",", ""), &want)
+		if got := storedValue(t, env, tc.counter); got != want {
+			t.Errorf("%s: %s stored %d, want %d", tc.path, tc.counter, got, want)
+		}
+	}
+}

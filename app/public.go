@@ -1,0 +1,93 @@
+package app
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersvc/counters"
+	"countersvc/web"
+)
+
+// snippetCacheControl lets browsers and CDNs keep the script a while; a changed
+// snippet reaches every page within five minutes.
+const snippetCacheControl = "public, max-age=300"
+
+// publicHeaders marks the answers of the public endpoints, errors
+// included: any page may read them (CORS "*", never with credentials), and
+// caches keep them as long as cacheControl says; "no-store" for hits, since
+// every page view must reach the service.
+func publicHeaders(cacheControl string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+		c.Set(fiber.HeaderCacheControl, cacheControl)
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		return c.Next()
+	}
+}
+
+// preflight answers CORS preflight requests of the public endpoints. The
+// snippet's GET needs none, but pages that add headers of their own do.
+var preflight = cors.New(cors.Config{
+	AllowOrigins:  "*",
+	AllowMethods:  "GET,HEAD,OPTIONS",
+	ExposeHeaders: fiber.HeaderRetryAfter,
+	MaxAge:        86400,
+})
+
+func snippet(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, "application/javascript; charset=utf-8")
+	return c.Send(web.SnippetJS)
+}
+
+// routePublic registers the public endpoints. They take no token: the
+// bearer check is attached to the private routes one by one, never to /v1
+// as a whole.
+func routePublic(v1 fiber.Router, o Options) {
+	h := &hitHandlers{
+		svc: o.Counters, public: counters.PublicNames(o.PublicPrefixes), proxies: trustedProxies(o.TrustedProxies),
+		limiter: o.HitLimiter, deduper: o.HitDeduper, timeout: o.DBTimeout, log: o.Log,
+		metrics: newHitMetrics(o.Registry),
+	}
+	noStore := publicHeaders("no-store")
+	routes := []struct {
+		path    string
+		headers fiber.Handler
+		handler fiber.Handler
+	}{
+		{"/hits/:name", noStore, h.hit},
+		{"/hits/:name/badge.svg", noStore, h.badge(h.count)},
+		{"/counters/:name/badge.svg", noStore, h.badge(h.read)},
+		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
+	}
+	for _, r := range routes {
+		v1.Get(r.path, r.headers, r.handler)
+		v1.Options(r.path, r.headers, preflight, allowOptions)
+	}
+}
+
+// allowOptions answers an OPTIONS request that is not a CORS preflight.
+func allowOptions(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderAllow, "GET, HEAD, OPTIONS")
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+type hitMetrics struct {
+	hits        *prometheus.CounterVec
+	limitErrors *prometheus.CounterVec
+}
+
+func newHitMetrics(reg prometheus.Registerer) *hitMetrics {
+	m := &hitMetrics{
+		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "counters_hits_total",
+			Help: "Public page hits by result: counted, repeat (answered without counting) or rate_limited.",
+		}, []string{"result"}),
+		limitErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "counters_hits_limit_errors_total",
+			Help: "Hits let through unchecked because Redis failed, by limit (rate_limit, dedup).",
+		}, []string{"limit"}),
+	}
+	reg.MustRegister(m.hits, m.limitErrors)
+	return m
+}

@@ -1,0 +1,196 @@
+package cache_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"countersvc/cache"
+	"countersvc/internal/testenv"
+)
+
+const limitTimeout = 100 * time.Millisecond
+
+func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
+	rdb := testenv.StartRedis(t).DeadlineClient(t)
+	l := cache.NewRateLimiter(rdb, 3, time.Minute, time.Second)
+	ctx := context.Background()
+	for i := range 3 {
+		if wait, err := l.Allow(ctx, "198.51.100.1"); err != nil || wait != 0 {
+			t.Fatalf("request %d: wait %v, err %v; want allowed", i+1, wait, err)
+		}
+	}
+	wait, err := l.Allow(ctx, "198.51.100.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 a minute: the next one is due 20 s after the first.
+	if wait <= 0 || wait > 20*time.Second {
+		t.Fatalf("4th request: wait %v, want in (0, 20s]", wait)
+	}
+	if wait, err := l.Allow(ctx, "198.51.100.2"); err != nil || wait != 0 {
+		t.Fatalf("another client: wait %v, err %v; want allowed", wait, err)
+	}
+}
+
+// Two limiters stand for two processes of the service: one budget per
+// client between them.
+func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
+	r := testenv.StartRedis(t)
+	a := cache.NewRateLimiter(r.DeadlineClient(t), 2, time.Minute, time.Second)
+	b := cache.NewRateLimiter(r.DeadlineClient(t), 2, time.Minute, time.Second)
+	ctx := context.Background()
+	for i, l := range []*cache.RateLimiter{a, b} {
+		if wait, err := l.Allow(ctx, "client"); err != nil || wait != 0 {
+			t.Fatalf("request %d: wait %v, err %v; want allowed", i+1, wait, err)
+		}
+	}
+	if wait, err := a.Allow(ctx, "client"); err != nil || wait == 0 {
+		t.Fatalf("3rd request: wait %v, err %v; want refused", wait, err)
+	}
+}
+
+func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
+	r := testenv.StartRedis(t)
+	a := cache.NewDeduper(r.DeadlineClient(t), 30*time.Second, time.Second)
+	b := cache.NewDeduper(r.DeadlineClient(t), 30*time.Second, time.Second) // another process
+	ctx := context.Background()
+	steps := []struct {
+		d            *cache.Deduper
+		client, name string
+		forget       bool
+		want         bool
+	}{
+		{a, "198.51.100.1 Firefox", "hits/a", false, true},
+		{a, "198.51.100.1 Firefox", "hits/a", false, false},
+		{b, "198.51.100.1 Firefox", "hits/a", false, false},
+		{b, "198.51.100.1 Chrome", "hits/a", false, true},
+		{a, "198.51.100.1 Firefox", "hits/b", false, true},
+		{a, "198.51.100.1 Firefox", "hits/a", true, true}, // after Forget
+	}
+	for i, s := range steps {
+		if s.forget {
+			if err := s.d.Forget(ctx, s.client, s.name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.d.First(ctx, s.client, s.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != s.want {
+			t.Errorf("step %d (%q on %q): first = %v, want %v", i, s.client, s.name, got, s.want)
+		}
+	}
+}
+
+// Nothing the limits store names a client, and nothing stays for ever.
+func TestLimitKeysHoldNoClientDataAndExpire(t *testing.T) {
+	r := testenv.StartRedis(t)
+	rdb := r.DeadlineClient(t)
+	ctx := context.Background()
+	const window = 30 * time.Second
+	l := cache.NewRateLimiter(rdb, 60, time.Minute, time.Second)
+	d := cache.NewDeduper(rdb, window, time.Second)
+	const addr, client, name = "203.0.113.77", "203.0.113.77 SecretAgent/1.0", "hits/private-page"
+	if _, err := l.Allow(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.First(ctx, client, name); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 3 { // salt, rate, seen
+		t.Fatalf("keys = %q, want a salt, a rate and a seen key", keys)
+	}
+	for _, k := range keys {
+		v, err := rdb.Get(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"203.0.113", "SecretAgent", "private-page"} {
+			if strings.Contains(k, secret) || strings.Contains(v, secret) {
+				t.Errorf("key %q = %q contains %q", k, v, secret)
+			}
+		}
+		ttl, err := rdb.PTTL(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := 48 * time.Hour
+		if strings.Contains(k, ":seen:") {
+			limit = window
+		} else if strings.HasPrefix(k, "rate:") {
+			limit = time.Minute
+		}
+		if ttl <= 0 || ttl > limit {
+			t.Errorf("key %q has TTL %v, want in (0, %v]", k, ttl, limit)
+		}
+	}
+}
+
+// The salt is shared by processes on a day, so they agree on keys, and a
+// new one is drawn the next day, so keys cannot be linked across days.
+func TestClientKeysAgreeWithinADayAndChangeTheNext(t *testing.T) {
+	r := testenv.StartRedis(t)
+	ctx := context.Background()
+	day1 := func() time.Time { return time.Date(2026, 3, 1, 23, 59, 0, 0, time.UTC) }
+	day2 := func() time.Time { return time.Date(2026, 3, 2, 0, 1, 0, 0, time.UTC) }
+	a := cache.ClientKeyFunc(r.DeadlineClient(t), day1)
+	b := cache.ClientKeyFunc(r.DeadlineClient(t), day1)
+	c := cache.ClientKeyFunc(r.DeadlineClient(t), day2)
+	ka, err := a(ctx, "198.51.100.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := b(ctx, "198.51.100.1")
+	kc, _ := c(ctx, "198.51.100.1")
+	other, _ := a(ctx, "198.51.100.2")
+	split, _ := a(ctx, "198.51.100", ".1")
+	if ka != kb {
+		t.Errorf("two processes on one day: %s != %s", ka, kb)
+	}
+	for what, k := range map[string]string{"next day": kc, "other client": other, "parts split elsewhere": split} {
+		if k == ka {
+			t.Errorf("%s: key %s is the same", what, k)
+		}
+	}
+}
+
+// The limits protect the service; they must not hold it up. Each call
+// gives up after its timeout when Redis hangs or is gone, and says so.
+func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
+	for _, failure := range testenv.RedisFailures {
+		t.Run(failure.Name, func(t *testing.T) {
+			r := testenv.StartRedis(t)
+			rdb := r.DeadlineClient(t)
+			l := cache.NewRateLimiter(rdb, 60, time.Minute, limitTimeout)
+			d := cache.NewDeduper(rdb, time.Minute, limitTimeout)
+			ctx := context.Background()
+			if _, err := l.Allow(ctx, "c"); err != nil { // salt fetched, connection pooled
+				t.Fatal(err)
+			}
+			failure.Break(r)
+			calls := map[string]func() error{
+				"Allow":  func() error { _, err := l.Allow(ctx, "c"); return err },
+				"First":  func() error { _, err := d.First(ctx, "c", "hits/x"); return err },
+				"Forget": func() error { return d.Forget(ctx, "c", "hits/x") },
+			}
+			for name, call := range calls {
+				start := time.Now()
+				err := call()
+				// Generous: the point is "a timeout", not "go-redis's 5 s".
+				if took := time.Since(start); took > 2*time.Second {
+					t.Errorf("%s took %v with Redis %s, want about %v", name, took, failure.Name, limitTimeout)
+				}
+				if err == nil {
+					t.Errorf("%s: no error with Redis %s", name, failure.Name)
+				}
+			}
+		})
+	}
+}
