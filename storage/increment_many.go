@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"sort"
 	"strings"
+	"time"
 
 	"countersvc/counters"
 )
@@ -12,8 +14,8 @@ import (
 var _ counters.MultiIncrementer = (*CounterStore)(nil)
 
 // IncrementMany implements counters.MultiIncrementer: one multi-row upsert
-// and one read of the new values, in one transaction, so that many counters
-// share one commit. Rows are written in name order, so two such
+// and one read of the new values, in one transaction sent in one round trip,
+// so that many counters share one commit. Rows are written in name order, so two such
 // transactions lock in the same order and cannot deadlock each other; a
 // deadlock with some other writer is retried. The bounds check is the one of
 // the single-counter statement: NULL into NOT NULL fails the whole statement.
@@ -46,54 +48,78 @@ func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delt
 
 func (s *CounterStore) incrementMany(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
 	now := s.now()
-	var upsert strings.Builder
-	upsert.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
-	args := make([]any, 0, len(sorted)*4)
-	in := make([]any, 0, len(sorted))
+	var q strings.Builder
+	q.WriteString("START TRANSACTION;\nINSERT INTO counter (name, value, created_at, updated_at) VALUES ")
+	args := make([]any, 0, len(sorted)*5)
 	for i, d := range sorted {
 		if i > 0 {
-			upsert.WriteString(", ")
+			q.WriteString(", ")
 		}
-		upsert.WriteString("(?, ?, ?, ?)")
+		q.WriteString("(?, ?, ?, ?)")
 		args = append(args, d.Name, d.By, now, now)
-		in = append(in, d.Name)
 	}
-	upsert.WriteString(` ON DUPLICATE KEY UPDATE
+	q.WriteString(` ON DUPLICATE KEY UPDATE
 		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value),
 		           value + VALUES(value), NULL),
-		updated_at = VALUES(updated_at)`)
+		updated_at = VALUES(updated_at);
+SELECT name, value FROM counter WHERE name IN (`)
+	q.WriteString(placeholders(len(sorted)))
+	q.WriteString(");\nCOMMIT")
+	for _, d := range sorted {
+		args = append(args, d.Name)
+	}
 
-	tx, err := s.db.BeginTx(ctx, nil)
+	// One connection for the whole exchange: if a statement fails, the
+	// server skips the rest and the transaction is still open on it.
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, upsert.String(), args...); err != nil {
-		return nil, err
-	}
-	// The rows are locked by this transaction, so what it reads back is
-	// exactly what its own upsert produced.
-	rows, err := tx.QueryContext(ctx, "SELECT name, value FROM counter WHERE name IN ("+placeholders(len(in))+")", in...)
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, q.String(), args...)
 	if err != nil {
+		rollback(conn)
 		return nil, err
 	}
-	values, err := scanValues(rows)
+	// The rows are locked by this transaction until its COMMIT, so what it
+	// reads back is exactly what its own upsert produced.
+	values, err := scanResultSets(rows)
 	if err != nil {
+		rollback(conn)
 		return nil, err
 	}
-	return values, tx.Commit()
+	return values, nil
 }
 
-func scanValues(rows *sql.Rows) (map[string]int64, error) {
+// rollback ends a transaction left open by a failed multi-statement
+// exchange. If even that fails the connection is unusable: Raw's error
+// makes database/sql discard it instead of handing it to the next caller.
+func rollback(conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+}
+
+// scanResultSets reads the name/value rows of a multi-statement exchange,
+// walking through the result sets of the statements around the SELECT; an
+// error of any statement (the COMMIT's too) surfaces here.
+func scanResultSets(rows *sql.Rows) (map[string]int64, error) {
 	defer rows.Close()
 	values := map[string]int64{}
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			return nil, err
+	for {
+		for rows.Next() {
+			var name string
+			var v int64
+			if err := rows.Scan(&name, &v); err != nil {
+				return nil, err
+			}
+			values[name] = v
 		}
-		values[name] = v
+		if !rows.NextResultSet() {
+			break
+		}
 	}
 	return values, rows.Err()
 }
