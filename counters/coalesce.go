@@ -29,6 +29,11 @@ type CoalesceOptions struct {
 	// MaxInFlight bounds how many statements or transactions run at once.
 	// Default 4.
 	MaxInFlight int
+	// MaxPerCounter bounds how many of those touch one counter at once.
+	// Default 2: InnoDB releases the row lock before the commit's log flush,
+	// so a second statement can take the lock while the first one's flush
+	// is under way, and both flushes share one group commit.
+	MaxPerCounter int
 	// Timeout bounds a batch's statement when no waiter has a deadline.
 	// Default 5s.
 	Timeout time.Duration
@@ -50,10 +55,10 @@ type coalescer struct {
 	mu       sync.Mutex
 	pending  []*waiter
 	inFlight int
-	// busy counts the in-flight statements per counter. A counter is in at
-	// most one at a time: a second one would only wait for the first one's
-	// row lock, while its increments could have joined the next batch.
-	busy map[string]bool
+	// busy counts the in-flight statements per counter, at most
+	// MaxPerCounter: more would only queue on the row lock, while their
+	// increments could have joined a later, larger batch.
+	busy map[string]int
 }
 
 type waiter struct {
@@ -76,10 +81,13 @@ func newCoalescer(store Store, o CoalesceOptions) *coalescer {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 4
 	}
+	if o.MaxPerCounter <= 0 {
+		o.MaxPerCounter = 2
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
 	}
-	c := &coalescer{store: store, opts: o, busy: map[string]bool{}}
+	c := &coalescer{store: store, opts: o, busy: map[string]int{}}
 	c.multi, _ = store.(MultiIncrementer)
 	return c
 }
@@ -87,10 +95,10 @@ func newCoalescer(store Store, o CoalesceOptions) *coalescer {
 // Increment applies by to name through the queue.
 func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64, error) {
 	c.mu.Lock()
-	if len(c.pending) == 0 && c.inFlight < c.opts.MaxInFlight && !c.busy[name] {
-		// Nothing to share with: run the statement now, on this goroutine.
+	if c.inFlight == 0 {
+		// Idle: run the statement now, on this goroutine.
 		c.inFlight++
-		c.busy[name] = true
+		c.busy[name]++
 		c.mu.Unlock()
 		v, err := c.store.Increment(ctx, name, by)
 		c.finish(name)
@@ -98,7 +106,7 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 	}
 	w := &waiter{ctx: ctx, name: name, by: by, done: make(chan result, 1)}
 	c.pending = append(c.pending, w)
-	if c.inFlight < c.opts.MaxInFlight {
+	if c.inFlight < c.opts.MaxInFlight && len(c.pending) >= spawnAt*c.inFlight {
 		c.inFlight++
 		go c.drain()
 	}
@@ -118,12 +126,18 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 	return 0, Wrap(EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; the change may or may not have been applied.")
 }
 
+// spawnAt is how many increments must be queued per statement in flight
+// before another statement starts beside them. Below it, the queue waits
+// for a running batch to end and joins the next one: fewer, larger batches,
+// which is what makes a commit cheap per increment.
+const spawnAt = 16
+
 // finish ends an inline statement: if increments queued meanwhile, this
 // slot keeps draining them on a new goroutine.
 func (c *coalescer) finish(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.busy, name)
+	c.release(name)
 	if len(c.pending) > 0 {
 		go c.drain()
 		return
@@ -144,8 +158,8 @@ func (c *coalescer) drain() {
 		c.mu.Unlock()
 		c.run(batch)
 		c.mu.Lock()
-		for _, w := range batch {
-			delete(c.busy, w.name)
+		for _, g := range uniqueNames(batch) {
+			c.release(g)
 		}
 		c.mu.Unlock()
 	}
@@ -171,7 +185,7 @@ func (c *coalescer) takeBatch() []*waiter {
 			continue
 		}
 		s := signOf(w.by)
-		if len(batch) >= c.opts.MaxBatch || closed[w.name] || c.busy[w.name] ||
+		if len(batch) >= c.opts.MaxBatch || closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter ||
 			(s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
 			closed[w.name] = true
 			rest = append(rest, w)
@@ -183,12 +197,31 @@ func (c *coalescer) takeBatch() []*waiter {
 		w.taken = true
 		batch = append(batch, w)
 	}
-	for _, w := range batch {
-		c.busy[w.name] = true
+	for _, name := range uniqueNames(batch) {
+		c.busy[name]++
 	}
 	clear(c.pending[len(rest):])
 	c.pending = rest
 	return batch
+}
+
+// release ends one in-flight statement of name. Caller holds mu.
+func (c *coalescer) release(name string) {
+	if c.busy[name]--; c.busy[name] <= 0 {
+		delete(c.busy, name)
+	}
+}
+
+func uniqueNames(batch []*waiter) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, w := range batch {
+		if !seen[w.name] {
+			seen[w.name] = true
+			names = append(names, w.name)
+		}
+	}
+	return names
 }
 
 func signOf(v int64) int {
