@@ -43,6 +43,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 1, "runs of each workload; the table shows the median")
 	flag.IntVar(&descLen, "description", 100, "characters of each ticket's description")
 	skipRaw := flag.Bool("skip-raw", false, "measure only the service")
+	summary := flag.String("summary", "", "also write the result as a Markdown table row to this file (scripts/bench)")
 	flag.Parse()
 	if c.boards < 1 || c.workers < 1 || c.per < 1 || c.rounds < 1 || c.dsn == "" && !*skipRaw {
 		fmt.Fprintln(os.Stderr, "ticketbench: -boards, -workers, -tickets and -rounds must be positive, and -dsn is required unless -skip-raw")
@@ -70,6 +71,24 @@ func main() {
 		fmt.Fprintf(os.Stderr, "round %d: raw     %v\n", round, d.Round(time.Millisecond))
 	}
 	printTable(c, median(svc), median(raw))
+	if *summary != "" {
+		if err := writeSummary(*summary, c, median(svc), median(raw)); err != nil {
+			fail("summary", err)
+		}
+	}
+}
+
+// writeSummary writes the row scripts/bench adds to its table of targets.
+func writeSummary(path string, c config, svc, raw time.Duration) error {
+	n := float64(c.total())
+	ratio := raw.Seconds() / svc.Seconds()
+	met := "met"
+	if ratio < 1 {
+		met = "MISSED"
+	}
+	row := fmt.Sprintf("| %d tickets, %d boards x %d workers: service %.0f/s (%.2f s) over raw seed technique %.0f/s (%.2f s) | %.2fx | >= 1x | %s |\n",
+		c.total(), c.boards, c.workers, n/svc.Seconds(), svc.Seconds(), n/raw.Seconds(), raw.Seconds(), ratio, met)
+	return os.WriteFile(path, []byte(row), 0o644)
 }
 
 func fail(what string, err error) {
