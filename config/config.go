@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -110,6 +111,28 @@ func (c Config) SlogLevel() (slog.Level, error) {
 	return l, nil
 }
 
+// oneLine rewrites env's errors to name the variable, not the Go field:
+// "COUNTERS_MYSQL_TIMEOUT: time: invalid duration "soon"".
 func oneLine(err error) error {
-	return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	var parts []string
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			parts = append(parts, fmt.Sprintf("%s: %v", envName(pe.Name), pe.Err))
+		} else {
+			parts = append(parts, e.Error())
+		}
+	}
+	return errors.New(strings.ReplaceAll(strings.Join(parts, "; "), "\n", "; "))
+}
+
+func envName(field string) string {
+	if f, ok := reflect.TypeOf(Config{}).FieldByName(field); ok {
+		return strings.Split(f.Tag.Get("env"), ",")[0]
+	}
+	return field
 }

@@ -1,0 +1,45 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"countersvc/config"
+)
+
+func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"COUNTERS_MYSQL_DSN": "not a dsn"}, "COUNTERS_MYSQL_DSN"},
+		{map[string]string{"COUNTERS_MYSQL_TIMEOUT": "soon"}, "COUNTERS_MYSQL_TIMEOUT"},
+		{map[string]string{"COUNTERS_MYSQL_TIMEOUT": "-1s"}, "COUNTERS_MYSQL_TIMEOUT"},
+		{map[string]string{"COUNTERS_MYSQL_MAX_CONNS": "0"}, "COUNTERS_MYSQL_MAX_CONNS"},
+		{map[string]string{"COUNTERS_REDIS_URL": "http://x"}, "COUNTERS_REDIS_URL"},
+		{map[string]string{"COUNTERS_LOG_LEVEL": "loud"}, "COUNTERS_LOG_LEVEL"},
+		{map[string]string{"COUNTERS_LOG_FORMAT": "xml"}, "COUNTERS_LOG_FORMAT"},
+		{map[string]string{"COUNTERS_COALESCE": "maybe"}, "COUNTERS_COALESCE"},
+		{map[string]string{"COUNTERS_COALESCE_MAX_INFLIGHT": "64", "COUNTERS_MYSQL_MAX_CONNS": "8"}, "COUNTERS_COALESCE_MAX_INFLIGHT"},
+		{map[string]string{"COUNTERS_BODY_LIMIT": "10"}, "COUNTERS_BODY_LIMIT"},
+	}
+	for _, tt := range tests {
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		c, err := config.Load()
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.env, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%v: error %v, want one line naming %s", tt.env, err, tt.wantErr)
+		case tt.wantErr == "" && (c.Addr != ":8080" || c.MySQLTimeout != 3*time.Second || !c.Coalesce):
+			t.Errorf("defaults: %+v", c)
+		}
+		for k := range tt.env {
+			t.Setenv(k, "")
+		}
+	}
+}
