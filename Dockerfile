@@ -1,0 +1,15 @@
+# Multi-stage build: a static binary on a distroless base, running as a
+# non-root user. The service creates its tables at start-up.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/countersvc .
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/countersvc /countersvc
+USER nonroot:nonroot
+ENV COUNTERS_ADDR=:8080
+EXPOSE 8080
+ENTRYPOINT ["/countersvc"]
