@@ -63,7 +63,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	defer store.Close()
 
-	svc := counters.NewService(store)
+	cached, redisCheck, closeCache, err := withCache(cfg, store, reg, log)
+	if err != nil {
+		return fmt.Errorf("opening Redis: %w", err)
+	}
+	defer closeCache()
+
+	svc := counters.NewService(cached)
 	server := app.New(app.Options{
 		Counters:   svc,
 		Log:        log,
@@ -73,6 +79,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		DBTimeout:  cfg.MySQLTimeout,
 		ListMaxAge: cfg.ListCacheTTL,
 		MySQLCheck: db.PingContext,
+		RedisCheck: redisCheck,
 	})
 
 	errc := make(chan error, 1)
