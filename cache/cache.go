@@ -86,6 +86,7 @@ type Store struct {
 	distrust *distrust
 	tokens   *tokens
 	flights  singleflight.Group
+	reads    readBatcher
 	seq      atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	m        *metrics
 
@@ -111,6 +112,7 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	s.reads.s = s
 	s.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        "redis",
 		MaxRequests: 1,

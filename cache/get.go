@@ -17,23 +17,23 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 		return s.next.Get(ctx, name)
 	}
 	if s.distrust.covers(name) {
-		s.m.fallbacks.WithLabelValues(viewCounter, reasonDistrusted).Inc()
+		s.m.counter.distrusted.Inc()
 		return s.getFresh(ctx, name)
 	}
 	key := s.keys.counter(name)
 	e, err := s.lookup(ctx, key, name)
 	if err != nil {
-		s.m.fallbacks.WithLabelValues(viewCounter, reasonUnavailable).Inc()
+		s.m.counter.unavailable.Inc()
 		return s.getFresh(ctx, name)
 	}
 	if e.hit {
-		s.m.hits.WithLabelValues(viewCounter).Inc()
+		s.m.counter.hits.Inc()
 		if e.c == nil {
 			return nil, notFound()
 		}
 		return e.c, nil
 	}
-	s.m.misses.WithLabelValues(viewCounter).Inc()
+	s.m.counter.misses.Inc()
 	// Readers that saw the same generation share one MySQL read. That read
 	// is fresh enough for each of them: the generation was set after the
 	// last invalidation, hence after every write acknowledged before they
@@ -101,17 +101,14 @@ type entry struct {
 var errUnexpected = errors.New("cache: unexpected reply from Redis")
 
 // lookup reads the entry with a plain HMGET, which Redis still answers while
-// writes are paused. Only an entry without a generation needs the reserve
-// script.
+// writes are paused, batched with those of concurrent requests. Only an
+// entry without a generation needs the reserve script.
 func (s *Store) lookup(ctx context.Context, key, name string) (entry, error) {
 	var v, g any
-	err := s.do(ctx, "read", func(ctx context.Context) error {
-		vals, err := s.rdb.HMGet(ctx, key, "v", "g").Result()
-		if err == nil {
-			v, g = vals[0], vals[1]
-		}
-		return err
-	})
+	vals, err := s.reads.hmget(ctx, key)
+	if err == nil {
+		v, g = vals[0], vals[1]
+	}
 	if err == nil && g == nil {
 		err = s.do(ctx, "reserve", func(ctx context.Context) error {
 			vals, err := reserveScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.ttlMillis()).Slice()

@@ -19,12 +19,12 @@ func (s *Store) List(ctx context.Context, f counters.ListFilter) (*counters.Page
 	p, err := s.listLookup(ctx, key)
 	switch {
 	case err != nil:
-		s.m.fallbacks.WithLabelValues(viewList, reasonUnavailable).Inc()
+		s.m.list.unavailable.Inc()
 	case p != nil:
-		s.m.hits.WithLabelValues(viewList).Inc()
+		s.m.list.hits.Inc()
 		return p, nil
 	default:
-		s.m.misses.WithLabelValues(viewList).Inc()
+		s.m.list.misses.Inc()
 	}
 	for {
 		r, led := s.loadList(ctx, key, f)

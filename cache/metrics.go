@@ -20,6 +20,23 @@ type metrics struct {
 	errors    *prometheus.CounterVec // op
 	fallbacks *prometheus.CounterVec // view, reason
 	conflicts prometheus.Counter
+
+	counter, list viewMetrics
+}
+
+// viewMetrics are the series of one view, looked up once rather than on
+// every read (and so exported at 0 from the start).
+type viewMetrics struct {
+	hits, misses, unavailable, distrusted prometheus.Counter
+}
+
+func (m *metrics) view(v string) viewMetrics {
+	return viewMetrics{
+		hits:        m.hits.WithLabelValues(v),
+		misses:      m.misses.WithLabelValues(v),
+		unavailable: m.fallbacks.WithLabelValues(v, reasonUnavailable),
+		distrusted:  m.fallbacks.WithLabelValues(v, reasonDistrusted),
+	}
 }
 
 func newMetrics(reg prometheus.Registerer, s *Store) *metrics {
@@ -45,6 +62,7 @@ func newMetrics(reg prometheus.Registerer, s *Store) *metrics {
 			Help: "Cache fills refused because a write invalidated the entry after the reader looked.",
 		}),
 	}
+	m.counter, m.list = m.view(viewCounter), m.view(viewList)
 	if reg == nil {
 		return m
 	}
