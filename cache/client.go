@@ -49,12 +49,18 @@ func newClient(rawURL string, timeout time.Duration) (redis.UniversalClient, err
 		if o.MasterName == "" {
 			return nil, errors.New("redis-sentinel:// needs ?master_name=")
 		}
+		if o.ReplicaOnly || o.RouteByLatency || o.RouteRandomly {
+			return nil, errReplicaReads
+		}
 		tune(knobs{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.Protocol, &o.ContextTimeoutEnabled, &o.DisableIdentity}, timeout)
 		return redis.NewFailoverClient(o), nil
 	case u.Query().Has("addr"):
 		o, err := redis.ParseClusterURL(rawURL)
 		if err != nil {
 			return nil, err
+		}
+		if o.ReadOnly || o.RouteByLatency || o.RouteRandomly {
+			return nil, errReplicaReads
 		}
 		tune(knobs{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.DialerRetries, &o.Protocol, &o.ContextTimeoutEnabled, &o.DisableIdentity}, timeout)
 		o.MaintNotificationsConfig = noMaint
@@ -68,6 +74,11 @@ func newClient(rawURL string, timeout time.Duration) (redis.UniversalClient, err
 	o.MaintNotificationsConfig = noMaint
 	return redis.NewClient(o), nil
 }
+
+// errReplicaReads refuses options that read from replicas: replication is
+// asynchronous, so a replica may still hold an entry that the primary has
+// already invalidated, and reads would go back in time.
+var errReplicaReads = errors.New("reading from replicas (read_only, replica_only, route_by_latency, route_randomly) would serve invalidated entries")
 
 // knobs are the options that the three go-redis option types share and
 // that the cache sets.
