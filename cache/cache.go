@@ -17,6 +17,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,9 +91,10 @@ type Store struct {
 	seq      atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	m        *metrics
 
-	wake chan struct{} // nudges the repairer
-	stop chan struct{}
-	done chan struct{}
+	wake     chan struct{} // nudges the repairer
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 var _ counters.Store = (*Store)(nil)
@@ -132,7 +134,7 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 // Close stops the repairer after a last attempt to repair what this process
 // distrusts, so that other processes are not left with stale entries.
 func (s *Store) Close() error {
-	close(s.stop)
+	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 	return nil
 }
