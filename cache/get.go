@@ -48,8 +48,8 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 // getFresh reads MySQL without Redis. Concurrent callers share a read only
 // if it began after they arrived: a read that began earlier may predate a
 // write that the caller was already told about. A caller that joined an
-// older read waits for the next one, so MySQL sees at most two reads of a
-// name at a time.
+// older read waits for it and then shares the next one, so it waits at most
+// two reads and MySQL still sees one read of a name at a time.
 func (s *Store) getFresh(ctx context.Context, name string) (*counters.Counter, error) {
 	arrival := s.seq.Add(1)
 	for {
