@@ -9,7 +9,9 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	golang.org/x/image v0.46.0
+	golang.org/x/sync v0.24.0
 )
 
 require (

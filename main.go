@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"countersvc/app"
+	"countersvc/cache"
 	"countersvc/config"
 	"countersvc/counters"
 	"countersvc/storage"
@@ -71,11 +72,14 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 	var rdb redis.UniversalClient
 	if cfg.RedisURL != "" {
-		if rdb, err = openRedis(cfg); err != nil {
+		cache.LogRedisTo(log)
+		if rdb, err = cache.NewClient(cfg.RedisURL, cfg.RedisTimeout); err != nil {
 			return fmt.Errorf("COUNTERS_REDIS_URL: %w", err)
 		}
-		defer rdb.Close() // before MySQL: defers run in reverse
+		defer rdb.Close() // after the cache, before MySQL: defers run in reverse
 	}
+	cached, redisCheck, closeCache := withCache(cfg, store, rdb, reg, log)
+	defer closeCache()
 	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
@@ -85,7 +89,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if !cfg.Coalesce {
 		coalescing = counters.WithoutCoalescing()
 	}
-	svc := counters.NewService(store, coalescing)
+	svc := counters.NewService(cached, coalescing)
 	ticketStore, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
 	if err != nil {
 		return fmt.Errorf("opening the ticket store: %w", err)
@@ -100,6 +104,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		DBTimeout:  cfg.MySQLTimeout,
 		ListMaxAge: cfg.ListCacheTTL,
 		MySQLCheck: db.PingContext,
+		RedisCheck: redisCheck,
 
 		PublicPrefixes: cfg.PublicPrefixes,
 		TrustedProxies: proxies,

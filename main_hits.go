@@ -8,19 +8,6 @@ import (
 	"countersvc/counters"
 )
 
-// openRedis connects to COUNTERS_REDIS_URL. ContextTimeoutEnabled makes
-// go-redis honour each call's deadline (COUNTERS_REDIS_TIMEOUT), so a hung
-// Redis delays a request by that much at most instead of go-redis's own
-// read timeout of seconds.
-func openRedis(cfg config.Config) (redis.UniversalClient, error) {
-	opt, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, err
-	}
-	opt.ContextTimeoutEnabled = true
-	return redis.NewClient(opt), nil
-}
-
 // hitLimits builds the page-hit abuse limits. Without Redis there are none:
 // the state must be shared by every process, and counting must not depend
 // on anything but MySQL. A setting of 0 turns a limit off.

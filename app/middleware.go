@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,8 +35,11 @@ func observe(log *slog.Logger, m *metrics) fiber.Handler {
 			route = "unmatched"
 		}
 		elapsed := time.Since(start)
-		m.requests.WithLabelValues(c.Method(), route, strconv.Itoa(status)).Inc()
-		m.latency.WithLabelValues(c.Method(), route).Observe(elapsed.Seconds())
+		// The metrics keep their labels: copy the method out of Fiber's
+		// reused request buffer.
+		method := strings.Clone(c.Method())
+		m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+		m.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
 		if log.Enabled(c.UserContext(), slog.LevelDebug) {
 			log.Debug("request", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
 				"status", status, "duration_ms", float64(elapsed.Microseconds())/1000)

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/app"
+	"countersvc/cache"
 	"countersvc/counters"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
@@ -32,6 +34,7 @@ type Env struct {
 	App      *fiber.App
 	URL      string // http://127.0.0.1:port
 	Client   *http.Client
+	Cache    *cache.Store // nil unless started by NewWithCache
 
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
@@ -44,6 +47,37 @@ type Option func(*app.Options)
 func New(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
 	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
+}
+
+// NewWithDSN starts the service on the database of dsn.
+func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
+	tb.Helper()
+	return build(tb, dsn, nil, opts)
+}
+
+// NewWithCache starts the service on a fresh database with the Redis cache
+// between the service and the store. Unless co says otherwise the cache
+// registers its metrics with the service's registry and uses the default
+// Redis timeout.
+func NewWithCache(tb testing.TB, redisURL string, co cache.Options, opts ...Option) *Env {
+	tb.Helper()
+	if co.Timeout == 0 {
+		co.Timeout = cache.DefaultTimeout
+	}
+	rdb, err := cache.NewClient(redisURL, co.Timeout)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	if co.Registerer == nil {
+		co.Registerer = reg
+	}
+	return build(tb, testenv.MySQLDSN(tb), func(e *Env, o *app.Options) counters.Store {
+		e.Cache = cache.New(e.Store, rdb, co)
+		tb.Cleanup(func() { e.Cache.Close(); rdb.Close() })
+		o.Registry, o.RedisCheck = reg, e.Cache.Check
+		return e.Cache
+	}, opts)
 }
 
 // OpenStore opens the database of dsn (migrating it) and its counter store,
@@ -63,22 +97,28 @@ func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *sql.DB) {
 	return store, db
 }
 
-// NewWithDSN starts the service on the database of dsn.
-func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
+// build starts the service on dsn; wrap, when set, puts a store in front of
+// the MySQL one.
+func build(tb testing.TB, dsn string, wrap func(*Env, *app.Options) counters.Store, opts []Option) *Env {
 	tb.Helper()
 	store, db := OpenStore(tb, dsn)
-	e := &Env{DSN: dsn, DB: db, Store: store, Counters: counters.NewService(store)}
+	e := &Env{DSN: dsn, DB: db, Store: store}
+	o := app.Options{
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		MySQLCheck: db.PingContext,
+	}
+	var served counters.Store = store
+	if wrap != nil {
+		served = wrap(e, &o)
+	}
+	e.Counters = counters.NewService(served)
+	o.Counters = e.Counters
 	var err error
 	if e.TicketStore, err = storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	e.Tickets = tickets.NewService(e.TicketStore, e.Counters)
-	o := app.Options{
-		Counters:   e.Counters,
-		Tickets:    e.Tickets,
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		MySQLCheck: db.PingContext,
-	}
+	o.Tickets = e.Tickets
 	for _, opt := range opts {
 		opt(&o)
 	}

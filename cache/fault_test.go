@@ -1,0 +1,155 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"countersvc/cache"
+	"countersvc/counters"
+)
+
+func TestMain(m *testing.M) {
+	cache.LogRedisTo(slog.New(slog.DiscardHandler)) // dial failures are expected here
+	os.Exit(m.Run())
+}
+
+func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
+	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond})
+	ctx := context.Background()
+	st.increment(t, "down", 1)
+	st.get(t, "down")
+	st.redis.Kill()
+
+	// Every operation still works, from MySQL.
+	st.increment(t, "down", 1)
+	if got := st.get(t, "down").Value; got != 2 {
+		t.Fatalf("Get with Redis down = %d, want 2", got)
+	}
+	if _, _, err := st.svc.Set(ctx, counters.SetRequest{Name: "down", Value: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.svc.Reset(ctx, counters.ResetRequest{Prefix: "do", Value: 5}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := st.svc.List(ctx, counters.ListFilter{Prefix: "down"})
+	if err != nil || len(page.Counters) != 1 || page.Counters[0].Value != 5 {
+		t.Fatalf("List with Redis down = %+v, %v", page, err)
+	}
+	if err := st.cache.Check(ctx); err == nil {
+		t.Fatal("Check reports Redis up while it is down")
+	}
+	if st.metric(t, "counters_cache_fallbacks_total") == 0 {
+		t.Fatal("no fallbacks counted")
+	}
+
+	st.redis.Start(t) // empty
+	st.waitTrusted(t)
+	if got := st.get(t, "down").Value; got != 5 {
+		t.Fatalf("Get after Redis came back = %d, want 5", got)
+	}
+	hits := st.metric(t, "counters_cache_hits_total", "view=counter")
+	waitUntil(t, "reads served from Redis again", func() bool {
+		st.get(t, "down")
+		return st.metric(t, "counters_cache_hits_total", "view=counter") > hits
+	})
+}
+
+// A Redis that takes writes but never answers them, or answers nothing at
+// all, must cost each request about one Redis timeout, never seconds.
+func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
+	tests := []struct {
+		name         string
+		hang, unhang func(*testing.T, *stack)
+	}{
+		{"writes paused",
+			func(t *testing.T, st *stack) { st.pauseWrites(t, 30*time.Second) },
+			func(t *testing.T, st *stack) { st.unpause(t) }},
+		{"process stopped",
+			func(t *testing.T, st *stack) { st.redis.Freeze() },
+			func(t *testing.T, st *stack) { st.redis.Thaw() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newStack(t, cache.Options{})
+			ctx := context.Background()
+			for i := range 4 {
+				st.increment(t, fmt.Sprint("hung/", i), 1)
+				st.get(t, fmt.Sprint("hung/", i))
+			}
+			tt.hang(t, st)
+			want := map[string]int64{}
+			var slowest time.Duration
+			for round := range 10 {
+				name := fmt.Sprint("hung/", round%4)
+				start := time.Now()
+				want[name] = st.increment(t, name, 1)
+				if got := st.get(t, name).Value; got != want[name] {
+					t.Fatalf("Get(%s) = %d right after the increment answered %d", name, got, want[name])
+				}
+				if _, err := st.svc.List(ctx, counters.ListFilter{Prefix: "hung/"}); err != nil {
+					t.Fatal(err)
+				}
+				d := time.Since(start)
+				if d > time.Second {
+					t.Fatalf("round %d (increment, get, list) took %v", round, d)
+				}
+				slowest = max(slowest, d)
+			}
+			t.Logf("slowest round (increment, get, list): %v", slowest)
+			tt.unhang(t, st)
+			st.waitTrusted(t)
+			for name, v := range want {
+				if got := st.get(t, name).Value; got != v {
+					t.Fatalf("Get(%s) after recovery = %d, want %d", name, got, v)
+				}
+			}
+		})
+	}
+}
+
+// Past MaxDistrusted names the process distrusts the whole cache: it reads
+// everything from MySQL, even counters nobody wrote, until Redis has been
+// flushed of every counter entry.
+func TestTooManyUnconfirmedInvalidationsDistrustTheWholeCache(t *testing.T) {
+	st := newStack(t, cache.Options{MaxDistrusted: 2})
+	names := []string{"many/a", "many/b", "many/c", "untouched"}
+	for _, n := range names {
+		st.increment(t, n, 1)
+		st.get(t, n)
+	}
+	st.pauseWrites(t, 30*time.Second)
+	for _, n := range names[:3] {
+		st.increment(t, n, 1)
+	}
+	fallbacks := st.metric(t, "counters_cache_fallbacks_total", "reason=distrusted")
+	if got := st.get(t, "untouched").Value; got != 1 {
+		t.Fatalf("untouched = %d, want 1", got)
+	}
+	if st.metric(t, "counters_cache_fallbacks_total", "reason=distrusted") != fallbacks+1 {
+		t.Fatal("a counter nobody wrote is still read from Redis while the whole cache is distrusted")
+	}
+	for _, n := range names[:3] {
+		if got := st.get(t, n).Value; got != 2 {
+			t.Fatalf("%s = %d, want 2", n, got)
+		}
+	}
+
+	st.unpause(t)
+	st.waitTrusted(t)
+	keys, err := st.raw.Keys(context.Background(), "counters:v1:c:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Fatalf("after the flush Redis still holds %v", keys)
+	}
+	for _, n := range names[:3] {
+		if got := st.get(t, n).Value; got != 2 {
+			t.Fatalf("%s after the flush = %d, want 2", n, got)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package cache_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"countersvc/cache"
+)
+
+// A reader reads MySQL, a writer commits and invalidates, then the reader's
+// fill arrives: it must be refused, or the old value would stay cached.
+func TestLateFillIsRefused(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		prepare func(*testing.T, *stack) // puts 1 into MySQL
+		between func(*testing.T, *stack) // after the write, before the fill
+	}{
+		{"after a write",
+			func(t *testing.T, st *stack) { st.increment(t, "late", 1) },
+			func(*testing.T, *stack) {}},
+		// The reader found no entry and reserved a generation; then the
+		// write's invalidation ran and Redis restarted empty. The key is
+		// missing again, as it was when the reader looked.
+		{"after Redis restarted empty",
+			func(t *testing.T, st *stack) {
+				if _, err := st.mysql.Increment(ctx, "late", 1); err != nil { // no entry
+					t.Fatal(err)
+				}
+			},
+			func(t *testing.T, st *stack) {
+				st.redis.Kill()
+				st.redis.Start(t)
+				// The cache's connections died with the server: let it dial
+				// new ones, so that the fill reaches Redis.
+				for ok := 0; ok < 5; {
+					if st.cache.Check(ctx) == nil {
+						ok++
+					} else {
+						ok = 0
+					}
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newStack(t, cache.Options{})
+			tt.prepare(t, st)
+			held, release := st.mysql.holdNextGet()
+			r := readAsync(st.svc, "late")
+			<-held // the reader has read 1 from MySQL
+			st.increment(t, "late", 1)
+			tt.between(t, st)
+			release()
+			if got := (<-r).value(t); got != 1 {
+				t.Fatalf("slow reader got %d, want the 1 it read before the write", got)
+			}
+			if got := st.metric(t, "counters_cache_errors_total", "op=fill"); got != 0 {
+				t.Fatalf("the fill failed (%v errors) instead of reaching Redis", got)
+			}
+			for range 2 {
+				if got := st.get(t, "late").Value; got != 2 {
+					t.Fatalf("Get after the write = %d, want 2", got)
+				}
+			}
+			if got := st.metric(t, "counters_cache_fill_conflicts_total"); got != 1 {
+				t.Fatalf("fill conflicts = %v, want 1", got)
+			}
+		})
+	}
+}
+
+// While Redis holds writes it still answers reads, so an entry whose
+// invalidation timed out would still be served. This process must read such
+// an entry from MySQL until the invalidation is confirmed, and keep serving
+// every other entry from Redis.
+func TestEntriesWithUnconfirmedInvalidationsAreReadFromMySQL(t *testing.T) {
+	st := newStack(t, cache.Options{})
+	st.increment(t, "paused", 1)
+	st.increment(t, "bystander", 7)
+	for _, n := range []string{"paused", "paused", "bystander", "bystander"} {
+		st.get(t, n) // both cached
+	}
+
+	st.pauseWrites(t, 10*time.Second)
+	start := time.Now()
+	st.increment(t, "paused", 1)
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("increment took %v while Redis held writes", d)
+	}
+	if got := st.metric(t, "counters_cache_distrusted"); got != 1 {
+		t.Fatalf("distrusted = %v, want 1", got)
+	}
+	if got := st.get(t, "paused").Value; got != 2 {
+		t.Fatalf("Get during the pause = %d, want 2 (the cache still holds 1)", got)
+	}
+	hits := st.metric(t, "counters_cache_hits_total")
+	if got := st.get(t, "bystander").Value; got != 7 {
+		t.Fatalf("bystander = %d, want 7", got)
+	}
+	if st.metric(t, "counters_cache_hits_total") != hits+1 {
+		t.Fatal("an entry that was not written is no longer served from Redis during the pause")
+	}
+
+	st.unpause(t)
+	st.waitTrusted(t)
+	for range 2 {
+		if got := st.get(t, "paused").Value; got != 2 {
+			t.Fatalf("Get after repair = %d, want 2", got)
+		}
+	}
+	if st.metric(t, "counters_cache_hits_total") < hits+2 {
+		t.Fatal("the repaired entry is not served from Redis again")
+	}
+}
+
+// Under SIGSTOP the commands that timed out stay in the socket buffers and
+// run when Redis resumes, after their callers moved on. None of them may
+// leave an old value behind.
+func TestCommandsThatRunAfterAFreezeLeaveNoOldValue(t *testing.T) {
+	st := newStack(t, cache.Options{Cooldown: 1500 * time.Millisecond})
+	st.increment(t, "frozen", 1)
+	st.get(t, "frozen") // loads the scripts, so that late EVALSHAs can run
+	st.increment(t, "frozen", 1)
+
+	held, release := st.mysql.holdNextGet()
+	r := readAsync(st.svc, "frozen")
+	<-held
+	before := commandCalls(t, st, "evalsha")
+	st.redis.Freeze()
+	release()
+	if got := (<-r).value(t); got != 2 {
+		t.Fatalf("reader got %d, want 2", got)
+	}
+	start := time.Now()
+	st.increment(t, "frozen", 1)
+	if got := st.get(t, "frozen").Value; got != 3 {
+		t.Fatalf("Get during the freeze = %d, want 3", got)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("increment and get took %v while Redis was frozen", d)
+	}
+	// Once the circuit is open nothing new is sent, so a script that runs
+	// right after the thaw was sent before: at least the fill, which went
+	// out on an open connection. (Commands that needed a new connection
+	// never left: the connection's handshake timed out.)
+	waitUntil(t, "circuit open", func() bool { return st.metric(t, "counters_cache_circuit_open") == 1 })
+	st.redis.Thaw()
+	waitUntil(t, "late commands ran", func() bool { return commandCalls(t, st, "evalsha") >= before+1 })
+	if st.metric(t, "counters_cache_circuit_open") != 1 {
+		t.Fatal("the circuit closed before the late commands were seen; cannot tell them from new ones")
+	}
+	st.waitTrusted(t)
+	for range 2 {
+		if got := st.get(t, "frozen").Value; got != 3 {
+			t.Fatalf("Get after the thaw = %d, want 3", got)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package cache
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"countersvc/counters"
+)
+
+// A counter's entry is a hash {g: generation token, v: encoded counter}. Every
+// script below touches that one key only, so they also run on Redis Cluster.
+//
+// Generations are unique tokens, not numbers: a reader that fills an entry
+// must prove that nothing invalidated it since the reader looked, and a
+// number would start again at 1 after Redis restarted empty (the reader's old
+// "1" would match a new "1"). A token is never handed out twice.
+
+// reserveScript gives a missing entry a generation, so that the reader that
+// found it missing can fill it later under that generation. It answers
+// {v or nil, g}.
+var reserveScript = redis.NewScript(`
+local g = redis.call('HGET', KEYS[1], 'g')
+if not g then
+  redis.call('HSET', KEYS[1], 'g', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {false, ARGV[1]}
+end
+return {redis.call('HGET', KEYS[1], 'v'), g}
+`)
+
+// fillScript stores a value read from MySQL only if the entry still has the
+// generation the reader saw before it read MySQL; a fill that arrives after
+// an invalidation (late, slow, or replayed after a pause) changes nothing.
+// It answers 1 when stored, 0 when refused.
+var fillScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'v', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+return 0
+`)
+
+// invalidateScript drops the value and gives the entry a new generation, so
+// that fills prepared before the write are refused. The entry keeps a
+// generation, which spares the next reader the reserve round trip.
+var invalidateScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], 'g', ARGV[1])
+redis.call('HDEL', KEYS[1], 'v')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+
+// keyspace names the cache's keys under one prefix, so that a Redis shared
+// with other programs can be flushed of counter entries alone.
+type keyspace struct{ prefix string }
+
+func (k keyspace) counter(name string) string { return k.prefix + "c:" + name }
+
+// counterPattern matches the entries of every counter whose name starts with
+// namePrefix.
+func (k keyspace) counterPattern(namePrefix string) string {
+	return globEscape(k.counter("")) + globEscape(namePrefix) + "*"
+}
+
+// list is the key of one page of a listing. Names contain no control
+// characters, so NUL separates the filter's parts unambiguously.
+func (k keyspace) list(f counters.ListFilter) string {
+	return k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
+}
+
+// globEscape quotes the characters that SCAN MATCH treats as wildcards.
+func globEscape(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// tokens hands out generation tokens: a random per-process base, so that two
+// processes or two runs of one never collide, and a sequence number.
+type tokens struct {
+	base string
+	n    atomic.Uint64
+}
+
+func newTokens() *tokens {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return &tokens{base: base64.RawURLEncoding.EncodeToString(b) + "."}
+}
+
+func (t *tokens) next() string { return t.base + strconv.FormatUint(t.n.Add(1), 36) }
