@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -147,5 +148,48 @@ func TestReadyzReportsRedisDownAsDegraded(t *testing.T) {
 				t.Fatalf("readyz: %d %s, want 200 with %s", res.Status, res.Body, tt.want)
 			}
 		})
+	}
+}
+
+// Writes that touch many counters at once (coalesced increments of many
+// counters, a batch) leave no cached entry behind: the next read of each
+// counter shows the write.
+func TestWritesOfManyCountersInvalidateEachOne(t *testing.T) {
+	r := testenv.StartRedis(t)
+	e := apptest.NewWithCache(t, r.URL(), cache.Options{})
+	const n = 12
+	path := func(i int) string { return "/v1/counters/many%2F" + strconv.Itoa(i) }
+	for i := 0; i < n; i++ {
+		e.Do(t, "PUT", path(i), `{"value": 0}`)
+		e.Do(t, "GET", path(i), "") // now cached
+	}
+	var wg sync.WaitGroup
+	for round := 0; round < 5; round++ {
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if r, err := e.TryDo("POST", path(i)+"/increment", ""); err != nil || r.Status != 200 {
+					t.Errorf("increment: %v %v", r.Status, err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		for i := 0; i < n; i++ {
+			var c struct{ Value int64 }
+			e.Do(t, "GET", path(i), "").Decode(t, &c)
+			if c.Value != int64(round+1) {
+				t.Fatalf("round %d: counter %d reads %d, want %d", round, i, c.Value, round+1)
+			}
+		}
+	}
+	b := e.Do(t, "POST", "/v1/counters/batch", `{"increments":[{"name":"many/0","by":10},{"name":"many/1","by":10}]}`)
+	if b.Status != 200 {
+		t.Fatalf("batch: %d %s", b.Status, b.Body)
+	}
+	var c struct{ Value int64 }
+	e.Do(t, "GET", path(1), "").Decode(t, &c)
+	if c.Value != 15 {
+		t.Fatalf("after batch: %d, want 15", c.Value)
 	}
 }

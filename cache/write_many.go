@@ -47,7 +47,7 @@ func (s *Store) BatchOnce(ctx context.Context, key counters.Idempotency, items [
 func (s *Store) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
 	multi, ok := s.next.(counters.MultiIncrementer)
 	if !ok {
-		return nil, counters.Errorf(counters.EINTERNAL, "the store below the cache cannot increment many counters at once")
+		return nil, counters.ErrMultiUnsupported
 	}
 	values, err := multi.IncrementMany(ctx, deltas)
 	names := make([]string, len(deltas))

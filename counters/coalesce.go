@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -20,6 +21,11 @@ type Delta struct {
 type MultiIncrementer interface {
 	IncrementMany(ctx context.Context, deltas []Delta) ([]int64, error)
 }
+
+// ErrMultiUnsupported is what IncrementMany of a wrapper returns when the
+// store it wraps cannot increment many counters at once: the coalescer then
+// sends each counter its own statement.
+var ErrMultiUnsupported = errors.New("counters: the store cannot increment many counters at once")
 
 // CoalesceOptions tune the coalescer.
 type CoalesceOptions struct {
@@ -293,7 +299,7 @@ func (c *coalescer) run(batch []*waiter) {
 		deltas[i] = Delta{Name: g.name, By: g.sum}
 	}
 	values, err := c.multi.IncrementMany(ctx, deltas)
-	if ErrorCode(err) == EOUTOFRANGE {
+	if ErrorCode(err) == EOUTOFRANGE || errors.Is(err, ErrMultiUnsupported) {
 		// Some counter's sum breaks a bound or int64: find out which, and
 		// what each request would have got alone, counter by counter.
 		for _, g := range multi {
