@@ -90,7 +90,7 @@ func (h *counterHandlers) increment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(valueJSON{Name: name, Value: v})
+	return sendValue(c, name, v)
 }
 
 func (h *counterHandlers) get(c *fiber.Ctx) error {

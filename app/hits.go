@@ -49,7 +49,7 @@ func (h *hitHandlers) hit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(valueJSON{Name: name, Value: v})
+	return sendValue(c, name, v)
 }
 
 // badge answers a public counter's badge, its value from value: h.count

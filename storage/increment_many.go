@@ -49,19 +49,21 @@ func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delt
 func (s *CounterStore) incrementMany(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
 	now := s.now()
 	var q strings.Builder
-	q.WriteString("START TRANSACTION;\nINSERT INTO counter (name, value, created_at, updated_at) VALUES ")
-	args := make([]any, 0, len(sorted)*5)
+	// The time goes once into a session variable rather than twice per row.
+	q.WriteString("SET @counters_now = ?;\nSTART TRANSACTION;\nINSERT INTO counter (name, value, created_at, updated_at) VALUES ")
+	args := make([]any, 0, 1+len(sorted)*3)
+	args = append(args, now)
 	for i, d := range sorted {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?)")
-		args = append(args, d.Name, d.By, now, now)
+		q.WriteString("(?, ?, @counters_now, @counters_now)")
+		args = append(args, d.Name, d.By)
 	}
 	q.WriteString(` ON DUPLICATE KEY UPDATE
 		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value),
 		           value + VALUES(value), NULL),
-		updated_at = VALUES(updated_at);
+		updated_at = @counters_now;
 SELECT name, value FROM counter WHERE name IN (`)
 	q.WriteString(placeholders(len(sorted)))
 	q.WriteString(");\nCOMMIT")
