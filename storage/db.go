@@ -69,11 +69,13 @@ func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
 	if o.MaxOpenConns <= 0 {
 		o.MaxOpenConns = 32
 	}
-	if o.Log != nil {
-		mysql.SetLogger(driverLog{o.Log})
-	} else {
-		mysql.SetLogger(driverLog{slog.New(slog.DiscardHandler)})
+	// The driver logs through the connector's own logger, fixed when its
+	// config is made: set it there, not (only) globally.
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
+	cfg.Logger = driverLog{o.Log}
+	mysql.SetLogger(cfg.Logger)
 	if o.ConnectWait <= 0 {
 		o.ConnectWait = 30 * time.Second
 	}

@@ -105,21 +105,23 @@ func run(c config) error {
 		r.hot = append(r.hot, hotRow{conns: n, http: httpL, raw: rawL, ser: serL})
 	}
 
-	// Idle latency: one connection, coalescing off versus on.
+	// Idle latency: one connection, coalescing off versus on, alternating
+	// so that both see the same machine.
 	if c.urlNoCoalesce != "" {
-		logf("one connection, coalescing off")
-		off, err := median(c.reps, func() (load, error) {
-			return wrkRun(c.urlNoCoalesce+"/v1/counters/bench%2Fidle/increment", 1, c.duration, postScript)
-		})
-		if err != nil {
-			return err
+		logf("one connection, coalescing off and on, alternating")
+		var offs, ons []load
+		for i := 0; i < c.reps; i++ {
+			off, err := wrkRun(c.urlNoCoalesce+"/v1/counters/bench%2Fidle-off/increment", 1, c.duration, postScript)
+			if err != nil {
+				return err
+			}
+			on, err := wrkRun(c.url+"/v1/counters/bench%2Fidle-on/increment", 1, c.duration, postScript)
+			if err != nil {
+				return err
+			}
+			offs, ons = append(offs, off), append(ons, on)
 		}
-		on, err := median(c.reps, func() (load, error) {
-			return wrkRun(c.url+"/v1/counters/bench%2Fidle/increment", 1, c.duration, postScript)
-		})
-		if err != nil {
-			return err
-		}
+		off, on := medianP50(offs), medianP50(ons)
 		r.idleOff, r.idleOn = &off, &on
 	}
 
@@ -169,6 +171,12 @@ func run(c config) error {
 		r.extra = strings.TrimSpace(string(b))
 	}
 	return r.write(c.out)
+}
+
+// medianP50 keeps the run with the median p50 latency.
+func medianP50(runs []load) load {
+	sort.Slice(runs, func(i, j int) bool { return runs[i].P50 < runs[j].P50 })
+	return runs[len(runs)/2]
 }
 
 // peakRSS reads the process's high-water mark of resident memory.
