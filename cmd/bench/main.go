@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type config struct {
 	reps                           int
 	out                            string
 	extra                          string // Markdown rows from other benchmarks, appended as given
+	extraCmd                       string // shell command run last, before -extra is read
 }
 
 func main() {
@@ -39,6 +41,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the median is reported")
 	flag.StringVar(&c.out, "out", "bench-results", "directory for results.md and throughput.svg")
 	flag.StringVar(&c.extra, "extra", "", "file with extra Markdown table rows to include")
+	flag.StringVar(&c.extraCmd, "extra-cmd", "", "shell command that writes the -extra file, run after the other scenarios")
 	flag.Parse()
 	for _, s := range strings.Split(conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -86,6 +89,19 @@ func run(c config) error {
 	r := &report{}
 	hot := c.url + "/v1/counters/bench%2Fhot/increment"
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+
+	// Warm-up: create the rows and let MySQL settle, so that the first
+	// measurement is not the one that pays for it.
+	logf("warming up")
+	if _, err := wrkRun(hot, 64, 2*time.Second, postScript); err != nil {
+		return err
+	}
+	if _, err := wrkRun(c.url, 64, 2*time.Second, uniformScript("/v1/counters/bench%2Fu", 1000)); err != nil {
+		return err
+	}
+	if _, err := rawRun(db, rawLastInsertID, 64, 1000, 2*time.Second); err != nil {
+		return err
+	}
 
 	// 1. One hot counter at each concurrency, with its raw baselines.
 	for _, n := range c.conns {
@@ -157,6 +173,16 @@ func run(c config) error {
 			return err
 		}
 		r.noCacheHealthz, r.getNoCache = &noCacheHealthz, &noCache
+	}
+
+	// 4. The ticket workload, run by its own program.
+	if c.extraCmd != "" {
+		logf("running %s", c.extraCmd)
+		cmd := exec.Command("sh", "-c", c.extraCmd)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("-extra-cmd: %w", err)
+		}
 	}
 
 	// 5. Peak RSS of the service over the whole run.
