@@ -48,8 +48,14 @@ return 0
 
 // invalidateScript drops the value and gives the entry a new generation, so
 // that fills prepared before the write are refused. The entry keeps a
-// generation, which spares the next reader the reserve round trip.
+// generation, which spares the next reader the reserve round trip. A missing
+// entry stays missing: no reader holds a generation of it, and a reader
+// that reserves one later reads MySQL after this write committed. So a
+// counter that is written but never read costs Redis no memory.
 var invalidateScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
 redis.call('HSET', KEYS[1], 'g', ARGV[1])
 redis.call('HDEL', KEYS[1], 'v')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
