@@ -85,6 +85,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 	coalescing := counters.WithCoalescing(counters.CoalesceOptions{
 		MaxBatch: cfg.CoalesceBatch, MaxInFlight: cfg.CoalesceFlight, Timeout: cfg.MySQLTimeout,
+		Observe: coalesceMetrics(reg),
 	})
 	if !cfg.Coalesce {
 		coalescing = counters.WithoutCoalescing()

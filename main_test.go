@@ -111,6 +111,18 @@ func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 		}
 	}
 
+	// The increments were coalesced: the processes report statements that
+	// carried several increments of the counter.
+	r, err := client.Get(procs[0].url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !strings.Contains(string(metrics), `counters_coalesce_statements_total{kind="counter"}`) {
+		t.Errorf("no coalesced statements reported in /metrics")
+	}
+
 	for _, p := range procs {
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)

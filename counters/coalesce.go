@@ -43,6 +43,12 @@ type CoalesceOptions struct {
 	// Timeout bounds a batch's statement when no waiter has a deadline.
 	// Default 5s.
 	Timeout time.Duration
+	// Observe, when set, is told of every statement the coalescer sends:
+	// its kind ("alone": a request that found the service idle; "counter":
+	// one counter's queued increments; "many": several counters in one
+	// transaction; "split": one request of a batch that had to be split),
+	// how many counters and how many increments it carried.
+	Observe func(kind string, counters, increments int)
 }
 
 // coalescer turns concurrent increments into few statements. While
@@ -106,6 +112,7 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 		c.inFlight++
 		c.busy[name]++
 		c.mu.Unlock()
+		c.observe("alone", 1, 1)
 		v, err := c.store.Increment(ctx, name, by)
 		c.finish(name)
 		return v, err
@@ -298,6 +305,7 @@ func (c *coalescer) run(batch []*waiter) {
 	for i, g := range multi {
 		deltas[i] = Delta{Name: g.name, By: g.sum}
 	}
+	c.observe("many", len(multi), countWaiters(multi))
 	values, err := c.multi.IncrementMany(ctx, deltas)
 	if ErrorCode(err) == EOUTOFRANGE || errors.Is(err, ErrMultiUnsupported) {
 		// Some counter's sum breaks a bound or int64: find out which, and
@@ -320,6 +328,7 @@ func (c *coalescer) run(batch []*waiter) {
 // increment alone when the sum cannot tell who would have failed.
 func (c *coalescer) runGroup(ctx context.Context, g *group) {
 	if g.ok && len(g.waiters) > 0 {
+		c.observe("counter", 1, len(g.waiters))
 		v, err := c.store.Increment(ctx, g.name, g.sum)
 		if err == nil {
 			g.answer(v)
@@ -331,9 +340,24 @@ func (c *coalescer) runGroup(ctx context.Context, g *group) {
 		}
 	}
 	for _, w := range g.waiters {
+		c.observe("split", 1, 1)
 		v, err := c.store.Increment(ctx, g.name, w.by)
 		w.done <- result{value: v, err: err}
 	}
+}
+
+func (c *coalescer) observe(kind string, counters, increments int) {
+	if c.opts.Observe != nil {
+		c.opts.Observe(kind, counters, increments)
+	}
+}
+
+func countWaiters(groups []*group) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.waiters)
+	}
+	return n
 }
 
 // answer hands each waiter its own value: the old value plus the steps up
