@@ -177,21 +177,11 @@ func (s *CounterStore) List(ctx context.Context, f counters.ListFilter) (*counte
 	if err != nil {
 		return nil, mapError("storage.List", err, false)
 	}
-	defer rows.Close()
-	page := &counters.Page{Counters: make([]counters.Counter, 0, f.Limit)}
-	for rows.Next() {
-		c, err := scanCounter(rows)
-		if err != nil {
-			return nil, mapError("storage.List", err, false)
-		}
-		if len(page.Counters) == f.Limit {
-			last := page.Counters[len(page.Counters)-1].Name
-			page.NextAfter = &last
-			break
-		}
-		page.Counters = append(page.Counters, *c)
+	items, next, err := scanPage(rows, f.Limit, scanCounter, func(c *counters.Counter) string { return c.Name })
+	if err != nil {
+		return nil, mapError("storage.List", err, false)
 	}
-	return page, mapError("storage.List", rows.Err(), false)
+	return &counters.Page{Counters: items, NextAfter: next}, nil
 }
 
 // Reset implements counters.Store in one statement, so it is all or nothing:

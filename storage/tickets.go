@@ -140,21 +140,11 @@ func (s *TicketStore) ListTickets(ctx context.Context, boardID int64, f tickets.
 	if err != nil {
 		return nil, mapError("storage.ListTickets", err, false)
 	}
-	defer rows.Close()
-	page := &tickets.Page{Tickets: make([]tickets.Ticket, 0, f.Limit)}
-	for rows.Next() {
-		t, err := scanTicket(rows)
-		if err != nil {
-			return nil, mapError("storage.ListTickets", err, false)
-		}
-		if len(page.Tickets) == f.Limit {
-			last := page.Tickets[len(page.Tickets)-1].LocalID
-			page.NextAfter = &last
-			break
-		}
-		page.Tickets = append(page.Tickets, *t)
+	items, next, err := scanPage(rows, f.Limit, scanTicket, func(t *tickets.Ticket) int64 { return t.LocalID })
+	if err != nil {
+		return nil, mapError("storage.ListTickets", err, false)
 	}
-	return page, mapError("storage.ListTickets", rows.Err(), false)
+	return &tickets.Page{Tickets: items, NextAfter: next}, nil
 }
 
 // MaxLocalID implements tickets.Store.
