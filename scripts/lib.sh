@@ -60,9 +60,13 @@ start_mariadb() {
   fi
   if [ ! -d "$dir/data/mysql" ]; then
     log "initialising MariaDB data dir $dir/data"
-    mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" \
-      --auth-root-authentication-method=socket --skip-test-db >"$dir/install.log" 2>&1 ||
-      { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+    local ok=""
+    for _ in 1 2 3; do # the bootstrap has been seen to fail now and then on a busy machine
+      rm -rf "$dir/data"
+      if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" \
+        --auth-root-authentication-method=socket --skip-test-db >"$dir/install.log" 2>&1; then ok=1; break; fi
+    done
+    [ -n "$ok" ] || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
   fi
   log "starting MariaDB on 127.0.0.1:$port"
   "$bin" --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/mariadb.sock" \

@@ -77,7 +77,16 @@ func (m *MariaDB) start() error {
 			return err
 		}
 		args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, userArgs...)
-		if out, err := exec.Command(install, args...).CombinedOutput(); err != nil {
+		// The bootstrap has been seen to fail now and then on a busy
+		// machine; a fresh data directory and another go settle it.
+		var out []byte
+		for attempt := 0; attempt < 3; attempt++ {
+			os.RemoveAll(data)
+			if out, err = exec.Command(install, args...).CombinedOutput(); err == nil {
+				break
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("mariadb-install-db: %v: %s", err, out)
 		}
 	}
