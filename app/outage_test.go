@@ -112,3 +112,68 @@ func TestMySQLOutageGives503AndRecovers(t *testing.T) {
 	}
 	t.Logf("acknowledged %d, stored %d, slowest request %v", acked.Load(), stored, time.Duration(maxLatency.Load()))
 }
+
+// A hung MySQL (the process stopped, connections open, nothing answering)
+// costs a request its deadline, not more: 503 unavailable, then recovery
+// when MySQL answers again, with nothing acknowledged lost.
+func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	const deadline = time.Second
+	e := apptest.NewWithDSN(t, m.DSN("hung"), func(o *app.Options) { o.DBTimeout = deadline })
+	if r := e.Do(t, "POST", "/v1/counters/h/increment", ""); r.Status != 200 {
+		t.Fatalf("before: %d %s", r.Status, r.Body)
+	}
+	m.Freeze()
+	thawed := false
+	defer func() {
+		if !thawed {
+			m.Thaw()
+		}
+	}()
+	var wg sync.WaitGroup
+	type outcome struct {
+		status int
+		took   time.Duration
+	}
+	results := make(chan outcome, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			method, path := "POST", "/v1/counters/h/increment"
+			if i%2 == 1 {
+				method, path = "GET", "/v1/counters/h"
+			}
+			start := time.Now()
+			r, err := e.TryDo(method, path, "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results <- outcome{r.Status, time.Since(start)}
+		}(i)
+	}
+	wg.Wait()
+	close(results)
+	for o := range results {
+		if o.status != 503 {
+			t.Errorf("status %d while MySQL hangs, want 503", o.status)
+		}
+		if o.took > deadline+2*time.Second {
+			t.Errorf("a request took %v with a %v deadline", o.took, deadline)
+		}
+	}
+	m.Thaw()
+	thawed = true
+	recoverBy := time.Now().Add(20 * time.Second)
+	for {
+		r := e.Do(t, "POST", "/v1/counters/h/increment", "")
+		if r.Status == 200 {
+			break
+		}
+		if time.Now().After(recoverBy) {
+			t.Fatalf("no recovery after MySQL answered again: %d %s", r.Status, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -153,3 +153,10 @@ func (m *MariaDB) waitGone() {
 	})
 	m.cmd = nil
 }
+
+// Freeze stops the server process (SIGSTOP): connections stay open and
+// nothing answers, as with a hung host or a network partition.
+func (m *MariaDB) Freeze() { m.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server.
+func (m *MariaDB) Thaw() { m.cmd.Process.Signal(syscall.SIGCONT) }
