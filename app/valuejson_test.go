@@ -8,7 +8,7 @@ import (
 )
 
 func TestValueJSONMatchesEncodingJSON(t *testing.T) {
-	names := []string{"", "a", `q"uote`, `back\slash`, "<script>&amp;", "tab\there", "nl\n", "\x00\x1f\x7f", "é日本🎉",
+	names := []string{"", "a", `q"uote`, `back\slash`, "<script>&amp;", "tab\there", "nl\n", "bs\b ff\f cr\r", "\x00\x1f\x7f", "é日本🎉",
 		"\u2028\u2029", "bad\xffutf8", "docs/index.html"}
 	values := []int64{0, 1, -1, math.MaxInt64, math.MinInt64}
 	check := func(name string, v int64) bool {
@@ -19,6 +19,9 @@ func TestValueJSONMatchesEncodingJSON(t *testing.T) {
 			return false
 		}
 		return true
+	}
+	for b := 0; b < 0x80; b++ {
+		names = append(names, "x"+string(rune(b))+"y")
 	}
 	for _, n := range names {
 		for _, v := range values {
