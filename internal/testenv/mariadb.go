@@ -156,7 +156,10 @@ func (m *MariaDB) waitGone() {
 
 // Freeze stops the server process (SIGSTOP): connections stay open and
 // nothing answers, as with a hung host or a network partition.
-func (m *MariaDB) Freeze() { m.cmd.Process.Signal(syscall.SIGSTOP) }
+func (m *MariaDB) Freeze() {
+	m.cmd.Process.Signal(syscall.SIGSTOP)
+	waitStopped(m.cmd.Process.Pid)
+}
 
 // Thaw resumes a frozen server.
 func (m *MariaDB) Thaw() { m.cmd.Process.Signal(syscall.SIGCONT) }

@@ -68,7 +68,10 @@ func (r *Redis) Kill() {
 }
 
 // Freeze stops the process (SIGSTOP): connections stay open, nothing answers.
-func (r *Redis) Freeze() { r.cmd.Process.Signal(syscall.SIGSTOP) }
+func (r *Redis) Freeze() {
+	r.cmd.Process.Signal(syscall.SIGSTOP)
+	waitStopped(r.cmd.Process.Pid)
+}
 
 // Thaw resumes a frozen server.
 func (r *Redis) Thaw() { r.cmd.Process.Signal(syscall.SIGCONT) }

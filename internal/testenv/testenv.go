@@ -139,3 +139,18 @@ func waitFor(timeout time.Duration, ok func() bool) bool {
 	}
 	return false
 }
+
+// waitStopped waits until the kernel reports the process stopped: SIGSTOP
+// takes effect asynchronously, and a test that freezes a server must not
+// have it answer one more request.
+func waitStopped(pid int) {
+	waitFor(5*time.Second, func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		// The state follows the parenthesised command name.
+		i := strings.LastIndexByte(string(b), ')')
+		return i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+	})
+}
