@@ -91,9 +91,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		coalescing = counters.WithoutCoalescing()
 	}
 	svc := counters.NewService(cached, coalescing)
-	ticketStore, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
+	ticketDB, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
 	if err != nil {
 		return fmt.Errorf("opening the ticket store: %w", err)
+	}
+	var ticketStore tickets.Store = ticketDB
+	if c, ok := cached.(*cache.Store); ok {
+		ticketStore = cache.NewTickets(ticketDB, c)
 	}
 	server := app.New(app.Options{
 		Counters:   svc,

@@ -100,10 +100,26 @@ type entry struct {
 
 var errUnexpected = errors.New("cache: unexpected reply from Redis")
 
-// lookup reads the entry with a plain HMGET, which Redis still answers while
-// writes are paused, batched with those of concurrent requests. Only an
-// entry without a generation needs the reserve script.
+// lookup reads a counter's entry; see lookupRaw.
 func (s *Store) lookup(ctx context.Context, key, name string) (entry, error) {
+	v, gen, err := s.lookupRaw(ctx, key)
+	if err != nil {
+		return entry{}, err
+	}
+	if v != nil {
+		if c, err := decodeCounter(name, v); err == nil {
+			return entry{hit: true, c: c}, nil
+		}
+		// An entry this code cannot read is a miss; the fill replaces it.
+	}
+	return entry{gen: gen}, nil
+}
+
+// lookupRaw reads an entry with a plain HMGET, which Redis still answers
+// while writes are paused, batched with those of concurrent requests. Only an
+// entry without a generation needs the reserve script. It returns the stored
+// value (nil on a miss) and the generation a fill must be made under.
+func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen string, err error) {
 	var v, g any
 	vals, err := s.reads.hmget(ctx, key)
 	if err == nil {
@@ -122,32 +138,31 @@ func (s *Store) lookup(ctx context.Context, key, name string) (entry, error) {
 		})
 	}
 	if err != nil {
-		return entry{}, err
+		return nil, "", err
+	}
+	gen, _ = g.(string)
+	if gen == "" {
+		return nil, "", errUnexpected
 	}
 	if b, ok := v.(string); ok {
-		if c, err := decodeCounter(name, []byte(b)); err == nil {
-			return entry{hit: true, c: c}, nil
-		}
-		// An entry this code cannot read is a miss; the fill replaces it.
+		return []byte(b), gen, nil
 	}
-	gen, _ := g.(string)
-	if gen == "" {
-		return entry{}, errUnexpected
-	}
-	return entry{gen: gen}, nil
+	return nil, gen, nil
 }
 
 // fill stores what a MySQL read found, under the generation seen before it.
 func (s *Store) fill(ctx context.Context, key, gen string, r loaded) {
-	var val []byte
 	switch {
 	case r.err == nil:
-		val = encodeCounter(r.c)
+		s.fillRaw(ctx, key, gen, encodeCounter(r.c))
 	case counters.ErrorCode(r.err) == counters.ENOTFOUND:
-		val = encodeCounter(nil)
-	default:
-		return
+		s.fillRaw(ctx, key, gen, encodeCounter(nil))
 	}
+}
+
+// fillRaw stores val unless the entry's generation moved on since gen was
+// seen: a write got in between, and val may predate it.
+func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte) {
 	var stored int64
 	err := s.do(ctx, "fill", func(ctx context.Context) error {
 		var err error

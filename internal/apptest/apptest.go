@@ -117,7 +117,11 @@ func build(tb testing.TB, dsn string, wrap func(*Env, *app.Options) counters.Sto
 	if e.TicketStore, err = storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	e.Tickets = tickets.NewService(e.TicketStore, e.Counters)
+	var ticketStore tickets.Store = e.TicketStore
+	if e.Cache != nil {
+		ticketStore = cache.NewTickets(e.TicketStore, e.Cache)
+	}
+	e.Tickets = tickets.NewService(ticketStore, e.Counters)
 	o.Tickets = e.Tickets
 	for _, opt := range opts {
 		opt(&o)
