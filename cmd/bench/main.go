@@ -70,14 +70,7 @@ func median(reps int, measure func() (load, error)) (load, error) {
 		}
 		runs = append(runs, l)
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].RPS < runs[j].RPS })
-	m := runs[len(runs)/2]
-	for _, r := range runs {
-		if r.Bad > 0 {
-			m.Bad += r.Bad // a bad answer in any repetition counts
-		}
-	}
-	return m, nil
+	return medianRPS(runs), nil
 }
 
 func run(c config) error {
