@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -42,6 +43,12 @@ type CounterStore struct {
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
 	KeyRetention time.Duration
+
+	// Returning says the server knows INSERT ... RETURNING, which lets a
+	// multi-counter increment read its new values in the same statement.
+	// NewCounterStore asks the server; tests clear it to exercise the path
+	// of servers without it (MySQL).
+	Returning bool
 }
 
 var _ counters.Store = (*CounterStore)(nil)
@@ -53,7 +60,12 @@ func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CounterStore{db: db, increment: incr, Now: time.Now, KeyRetention: counters.IdempotencyRetention}, nil
+	returning, err := supportsReturning(ctx, db)
+	if err != nil {
+		incr.Close()
+		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
+	}
+	return &CounterStore{db: db, increment: incr, Now: time.Now, KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
 }
 
 // Close releases the prepared statements.

@@ -2,51 +2,88 @@ package storage_test
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"testing"
 
 	"countersvc/counters"
 	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
+	"countersvc/storage"
 )
 
+// forEachPath runs test against the store's two ways of writing many
+// counters: INSERT ... RETURNING (MariaDB) and the upsert plus SELECT in a
+// transaction (servers without RETURNING, such as MySQL).
+func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn string) (*storage.CounterStore, *sql.DB))) {
+	for _, returning := range []bool{true, false} {
+		name := "in_transaction"
+		if returning {
+			name = "returning"
+		}
+		t.Run(name, func(t *testing.T) {
+			open := func(dsn string) (*storage.CounterStore, *sql.DB) {
+				s, db := apptest.OpenStore(t, dsn)
+				if returning && !s.Returning {
+					t.Skip("the server does not know INSERT ... RETURNING")
+				}
+				s.Returning = returning
+				return s, db
+			}
+			test(t, testenv.MySQLDSN(t), open)
+		})
+	}
+}
+
 func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
-	s, _ := mustOpenStore(t)
-	ctx := context.Background()
-	set(t, s, "b", 10)
-	got, err := s.IncrementMany(ctx, []counters.Delta{{Name: "c", By: 3}, {Name: "b", By: -4}, {Name: "a'; --", By: 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int64{3, 6, 0}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
-		t.Fatalf("IncrementMany = %v, want %v", got, want)
-	}
-	if v := value(t, s, "b"); v != 6 {
-		t.Fatalf("stored b = %d, want 6", v)
-	}
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+		s, _ := open(dsn)
+		ctx := context.Background()
+		set(t, s, "b", 10)
+		got, err := s.IncrementMany(ctx, []counters.Delta{{Name: "c", By: 3}, {Name: "b", By: -4}, {Name: "a'; --", By: 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{3, 6, 0}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("IncrementMany = %v, want %v", got, want)
+		}
+		if v := value(t, s, "b"); v != 6 {
+			t.Fatalf("stored b = %d, want 6", v)
+		}
+	})
 }
 
 // A refused multi-counter increment changes nothing and leaves no open
 // transaction behind on its connection: the next statement on that same
 // connection (the pool has one) commits for everyone to see.
 func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testing.T) {
-	dsn := testenv.MySQLDSN(t)
-	s, db := apptest.OpenStore(t, dsn)
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
-	set(t, s, "top", math.MaxInt64)
-	set(t, s, "low", 1)
-	if _, err := s.IncrementMany(ctx, []counters.Delta{{Name: "low", By: 1}, {Name: "top", By: 1}}); counters.ErrorCode(err) != counters.EOUTOFRANGE {
-		t.Fatalf("IncrementMany = %v, want out_of_range", err)
-	}
-	if v := value(t, s, "low"); v != 1 {
-		t.Fatalf("low = %d, want unchanged 1", v)
-	}
-	if _, err := s.Increment(ctx, "after", 1); err != nil {
-		t.Fatal(err)
-	}
-	other, _ := apptest.OpenStore(t, dsn)
-	if v := value(t, other, "after"); v != 1 {
-		t.Fatalf("another connection sees after = %d, want 1 (committed)", v)
-	}
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+		s, db := open(dsn)
+		ctx := context.Background()
+		set(t, s, "top", math.MaxInt64)
+		set(t, s, "low", 1)
+		if _, _, err := s.Set(ctx, counters.SetRequest{Name: "bounded", Value: 5, Max: counters.Bound{Value: int64p(5)}}); err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		for _, refused := range []string{"top", "bounded"} {
+			_, err := s.IncrementMany(ctx, []counters.Delta{{Name: "low", By: 1}, {Name: refused, By: 1}, {Name: "new", By: 1}})
+			if counters.ErrorCode(err) != counters.EOUTOFRANGE {
+				t.Fatalf("IncrementMany with %s = %v, want out_of_range", refused, err)
+			}
+		}
+		if v := value(t, s, "low"); v != 1 {
+			t.Fatalf("low = %d, want unchanged 1", v)
+		}
+		if _, err := s.Get(ctx, "new"); counters.ErrorCode(err) != counters.ENOTFOUND {
+			t.Fatalf("Get(new) = %v, want not_found: the refused increment created it", err)
+		}
+		if _, err := s.Increment(ctx, "after", 1); err != nil {
+			t.Fatal(err)
+		}
+		other, _ := open(dsn)
+		if v := value(t, other, "after"); v != 1 {
+			t.Fatalf("another connection sees after = %d, want 1 (committed)", v)
+		}
+	})
 }

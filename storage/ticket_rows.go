@@ -151,22 +151,6 @@ func setTicketIDs(batch []*queuedTicket, ids map[ticketRef]int64) {
 	}
 }
 
-// supportsReturning asks the server whether it knows INSERT ... RETURNING
-// with a statement that inserts nothing.
-func supportsReturning(ctx context.Context, db *sql.DB) (bool, error) {
-	rows, err := db.QueryContext(ctx, "INSERT INTO ticket (board_id, local_id, title, description, created_at) "+
-		"SELECT 0, 0, '', '', '2000-01-01' FROM DUAL WHERE FALSE RETURNING id")
-	if mysqlErrNumber(err) == erParseError {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	return true, rows.Close()
-}
-
-// erParseError is a statement the server does not understand.
-const erParseError = 1064
-
 // ticketRowError gives a failed insert of t its domain meaning.
 func ticketRowError(err error, t *tickets.Ticket) error {
 	switch mysqlErrNumber(err) {
