@@ -180,6 +180,12 @@ type countingStore struct {
 	listGate gate
 }
 
+// IncrementMany passes through to MySQL, so that the cache in front can
+// offer it too.
+func (s *countingStore) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
+	return s.Store.(counters.MultiIncrementer).IncrementMany(ctx, deltas)
+}
+
 func (s *countingStore) Get(ctx context.Context, name string) (*counters.Counter, error) {
 	s.gets.Add(1)
 	s.inflight.Add(1)

@@ -85,27 +85,48 @@ func (s *Store) invalidateMany(ctx context.Context, names []string) {
 	}
 	failed := todo
 	s.do(changeCtx(ctx), "invalidate", func(ctx context.Context) error {
-		cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, n := range todo {
-				// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
-				invalidateScript.Eval(ctx, p, []string{s.keys.counter(n)}, s.tokens.next(), s.ttlMillis())
-			}
-			return nil
-		})
-		failed = nil
-		for i, c := range cmds {
-			if c.Err() != nil {
-				failed = append(failed, todo[i])
-			}
-		}
-		if len(cmds) != len(todo) {
-			failed = todo
+		var err error
+		failed, err = s.invalidatePipelined(ctx, todo, false)
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// Redis lost its scripts (a restart, SCRIPT FLUSH): EVAL
+			// sends the body along and loads it again for next time.
+			failed, err = s.invalidatePipelined(ctx, failed, true)
 		}
 		return err
 	})
 	for _, n := range failed {
 		s.distrustName(n)
 	}
+}
+
+// invalidatePipelined runs invalidateScript on every name in one pipeline,
+// by its SHA1 unless eval (a pipeline cannot fall back on NOSCRIPT by
+// itself): sending the body for every key would cost Redis a hash of it
+// each time. It returns the names not confirmed and the first error.
+func (s *Store) invalidatePipelined(ctx context.Context, names []string, eval bool) ([]string, error) {
+	token, ttl := s.tokens.next(), s.ttlMillis()
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, n := range names {
+			// One token for the whole write: generations only need to be
+			// new for each key, and this one was never handed out before.
+			if eval {
+				invalidateScript.Eval(ctx, p, []string{s.keys.counter(n)}, token, ttl)
+			} else {
+				invalidateScript.EvalSha(ctx, p, []string{s.keys.counter(n)}, token, ttl)
+			}
+		}
+		return nil
+	})
+	if len(cmds) != len(names) {
+		return names, err
+	}
+	var failed []string
+	for i, c := range cmds {
+		if c.Err() != nil {
+			failed = append(failed, names[i])
+		}
+	}
+	return failed, err
 }
 
 var _ counters.MultiIncrementer = (*Store)(nil)
