@@ -89,9 +89,18 @@ func parseLatency(m []string) time.Duration {
 const postScript = `wrk.method = "POST"`
 
 // uniformScript makes wrk POST increments spread evenly over n counters.
+// The n requests are formatted once, in init, so that picking one costs the
+// load generator (which shares the machine's cores with the service) about
+// what a fixed request costs it.
 func uniformScript(prefix string, n int) string {
-	return fmt.Sprintf(`math.randomseed(os.time())
+	return fmt.Sprintf(`local requests = {}
+init = function(args)
+  math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+  for i = 1, %[2]d do
+    requests[i] = wrk.format("POST", "%[1]s" .. i .. "/increment")
+  end
+end
 request = function()
-  return wrk.format("POST", "%s" .. math.random(%d) .. "/increment")
+  return requests[math.random(%[2]d)]
 end`, strings.ReplaceAll(prefix, `"`, `\"`), n)
 }
