@@ -141,31 +141,3 @@ func TestInvalidateCoversWritesMadePastTheCache(t *testing.T) {
 	}
 }
 
-// Writes of many counters invalidate by the scripts' SHA1. When Redis has
-// lost its scripts (a restart, SCRIPT FLUSH) they are sent again, and every
-// entry is still invalidated rather than left to the repairer.
-func TestWritesOfManyCountersInvalidateAfterRedisLostItsScripts(t *testing.T) {
-	st := newStack(t, cache.Options{})
-	ctx := context.Background()
-	names := []string{"flushed/a", "flushed/b", "flushed/c"}
-	for _, n := range names {
-		st.increment(t, n, 1)
-		st.get(t, n)
-		st.get(t, n) // cached
-	}
-	if err := st.raw.ScriptFlush(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	deltas := []counters.Delta{{Name: names[0], By: 1}, {Name: names[1], By: 2}, {Name: names[2], By: 3}}
-	if _, err := st.cache.IncrementMany(ctx, deltas); err != nil {
-		t.Fatal(err)
-	}
-	if got := st.metric(t, "counters_cache_distrusted"); got != 0 {
-		t.Fatalf("distrusted = %v, want 0: the invalidations were not confirmed", got)
-	}
-	for i, n := range names {
-		if got, want := st.get(t, n).Value, int64(2+i); got != want {
-			t.Fatalf("%s = %d, want %d", n, got, want)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"countersvc/cache"
+	"countersvc/counters"
 )
 
 // A reader reads MySQL, a writer commits and invalidates, then the reader's
@@ -16,10 +17,16 @@ func TestLateFillIsRefused(t *testing.T) {
 		name    string
 		prepare func(*testing.T, *stack) // puts 1 into MySQL
 		between func(*testing.T, *stack) // after the write, before the fill
+		many    bool                     // the write is one of many counters
 	}{
 		{"after a write",
 			func(t *testing.T, st *stack) { st.increment(t, "late", 1) },
-			func(*testing.T, *stack) {}},
+			func(*testing.T, *stack) {}, false},
+		// Writes of many counters delete the entries instead of giving
+		// them a new generation.
+		{"after a write of many counters",
+			func(t *testing.T, st *stack) { st.increment(t, "late", 1) },
+			func(*testing.T, *stack) {}, true},
 		// The reader found no entry and reserved a generation; then the
 		// write's invalidation ran and Redis restarted empty. The key is
 		// missing again, as it was when the reader looked.
@@ -41,7 +48,7 @@ func TestLateFillIsRefused(t *testing.T) {
 						ok = 0
 					}
 				}
-			}},
+			}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +57,13 @@ func TestLateFillIsRefused(t *testing.T) {
 			held, release := st.mysql.holdNextGet()
 			r := readAsync(st.svc, "late")
 			<-held // the reader has read 1 from MySQL
-			st.increment(t, "late", 1)
+			if tt.many {
+				if _, err := st.cache.IncrementMany(ctx, []counters.Delta{{Name: "late", By: 1}, {Name: "other", By: 1}}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				st.increment(t, "late", 1)
+			}
 			tt.between(t, st)
 			release()
 			if got := (<-r).value(t); got != 1 {

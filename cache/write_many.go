@@ -66,8 +66,8 @@ func (s *Store) invalidateItems(ctx context.Context, items []counters.Increment)
 	s.invalidateMany(ctx, names)
 }
 
-// invalidateMany is invalidate for many names in one pipelined round trip.
-// A name whose invalidation is not confirmed is distrusted, as in invalidate.
+// invalidateMany is invalidate for many names in one round trip. The names
+// are distrusted, as in invalidate, unless Redis confirms.
 func (s *Store) invalidateMany(ctx context.Context, names []string) {
 	seen := make(map[string]bool, len(names))
 	var todo []string
@@ -83,50 +83,37 @@ func (s *Store) invalidateMany(ctx context.Context, names []string) {
 		}
 		return
 	}
-	failed := todo
-	s.do(changeCtx(ctx), "invalidate", func(ctx context.Context) error {
-		var err error
-		failed, err = s.invalidatePipelined(ctx, todo, false)
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			// Redis lost its scripts (a restart, SCRIPT FLUSH): EVAL
-			// sends the body along and loads it again for next time.
-			failed, err = s.invalidatePipelined(ctx, failed, true)
-		}
-		return err
+	keys := make([]string, len(todo))
+	for i, n := range todo {
+		keys[i] = s.keys.counter(n)
+	}
+	err := s.do(changeCtx(ctx), "invalidate", func(ctx context.Context) error {
+		return s.deleteEntries(ctx, keys)
 	})
-	for _, n := range failed {
-		s.distrustName(n)
+	if err != nil {
+		for _, n := range todo {
+			s.distrustName(n)
+		}
 	}
 }
 
-// invalidatePipelined runs invalidateScript on every name in one pipeline,
-// by its SHA1 unless eval (a pipeline cannot fall back on NOSCRIPT by
-// itself): sending the body for every key would cost Redis a hash of it
-// each time. It returns the names not confirmed and the first error.
-func (s *Store) invalidatePipelined(ctx context.Context, names []string, eval bool) ([]string, error) {
-	token, ttl := s.tokens.next(), s.ttlMillis()
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, n := range names {
-			// One token for the whole write: generations only need to be
-			// new for each key, and this one was never handed out before.
-			if eval {
-				invalidateScript.Eval(ctx, p, []string{s.keys.counter(n)}, token, ttl)
-			} else {
-				invalidateScript.EvalSha(ctx, p, []string{s.keys.counter(n)}, token, ttl)
-			}
+// deleteEntries invalidates many entries at once by deleting them, which is
+// as safe as invalidateScript: a fill must find the generation its reader
+// reserved, and a deleted entry has none. It costs the next reader of each
+// one reserve round trip, and saves the write a script run per key, which is
+// what a write of many counters can afford. One DEL names every key, except
+// on a Cluster, where keys of different slots need a command each.
+func (s *Store) deleteEntries(ctx context.Context, keys []string) error {
+	if _, cluster := s.rdb.(*redis.ClusterClient); !cluster {
+		return s.rdb.Del(ctx, keys...).Err()
+	}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.Del(ctx, k)
 		}
 		return nil
 	})
-	if len(cmds) != len(names) {
-		return names, err
-	}
-	var failed []string
-	for i, c := range cmds {
-		if c.Err() != nil {
-			failed = append(failed, names[i])
-		}
-	}
-	return failed, err
+	return err
 }
 
 var _ counters.MultiIncrementer = (*Store)(nil)
