@@ -140,4 +140,3 @@ func TestInvalidateCoversWritesMadePastTheCache(t *testing.T) {
 		t.Fatalf("after Invalidate, Get = %d, want 6", got)
 	}
 }
-
