@@ -39,6 +39,7 @@ type querier interface {
 type CounterStore struct {
 	db        *sql.DB
 	increment *sql.Stmt
+	upserts   *preparedUpserts // many counters at once, where Returning
 	Now       func() time.Time // injectable clock
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
@@ -65,11 +66,12 @@ func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
 		incr.Close()
 		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
 	}
-	return &CounterStore{db: db, increment: incr, Now: time.Now, KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
+	return &CounterStore{db: db, increment: incr, upserts: newPreparedUpserts(db), Now: time.Now,
+		KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
 }
 
 // Close releases the prepared statements.
-func (s *CounterStore) Close() error { return s.increment.Close() }
+func (s *CounterStore) Close() error { return errors.Join(s.increment.Close(), s.upserts.Close()) }
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 

@@ -68,10 +68,8 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strin
 		q.WriteString("(?, ?, @counters_now, @counters_now)")
 		args = append(args, d.Name, d.By)
 	}
-	q.WriteString(` ON DUPLICATE KEY UPDATE
-		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value),
-		           value + VALUES(value), NULL),
-		updated_at = @counters_now`)
+	q.WriteString(upsertManyUpdate)
+	q.WriteString("@counters_now")
 	return q, args
 }
 
@@ -80,9 +78,15 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strin
 // whole statement back, so no transaction is left open to clean up. Its
 // per-row cost is about half that of the upsert and SELECT below.
 func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
-	q, args := s.upsertMany("", sorted)
-	q.WriteString("\nRETURNING name, value")
-	rows, err := s.db.QueryContext(ctx, q.String(), args...)
+	var rows *sql.Rows
+	var err error
+	if paddedSize(len(sorted)) > 0 {
+		rows, err = s.upserts.query(ctx, sorted, s.now())
+	} else {
+		q, args := s.upsertMany("", sorted)
+		q.WriteString("\nRETURNING name, value")
+		rows, err = s.db.QueryContext(ctx, q.String(), args...)
+	}
 	if err != nil {
 		return nil, err
 	}

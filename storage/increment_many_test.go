@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"testing"
 
@@ -84,6 +85,38 @@ func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testin
 		other, _ := open(dsn)
 		if v := value(t, other, "after"); v != 1 {
 			t.Fatalf("another connection sees after = %d, want 1 (committed)", v)
+		}
+	})
+}
+
+// Batches are padded up to the size of a prepared statement, or sent as
+// text beyond the largest one: at every size each step applies once and
+// each counter gets its own value back.
+func TestIncrementManyOfEverySizeAppliesEachStepOnce(t *testing.T) {
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+		s, _ := open(dsn)
+		ctx := context.Background()
+		for _, n := range []int{2, 5, 7, 33, 129, 300} {
+			deltas := make([]counters.Delta, n)
+			for i := range deltas {
+				deltas[i] = counters.Delta{Name: fmt.Sprintf("size%d/%03d", n, n-i), By: int64(i + 1)}
+			}
+			for round := int64(1); round <= 2; round++ {
+				got, err := s.IncrementMany(ctx, deltas)
+				if err != nil {
+					t.Fatalf("%d counters: %v", n, err)
+				}
+				for i, d := range deltas {
+					if want := round * d.By; got[i] != want {
+						t.Fatalf("%d counters, round %d: %s = %d, want %d", n, round, d.Name, got[i], want)
+					}
+				}
+			}
+			for _, d := range deltas {
+				if v := value(t, s, d.Name); v != 2*d.By {
+					t.Fatalf("%d counters: stored %s = %d, want %d", n, d.Name, v, 2*d.By)
+				}
+			}
 		}
 	})
 }
