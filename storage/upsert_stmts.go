@@ -91,12 +91,13 @@ func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Delta, no
 		return nil, err
 	}
 	args := make([]any, 0, 4*size)
+	at := any(now) // boxed once, not twice a row
 	for _, d := range sorted {
-		args = append(args, d.Name, d.By, now, now)
+		args = append(args, d.Name, d.By, at, at)
 	}
 	last := sorted[len(sorted)-1].Name
 	for range size - len(sorted) {
-		args = append(args, last, int64(0), now, now)
+		args = append(args, last, int64(0), at, at)
 	}
 	return st.QueryContext(ctx, args...)
 }
