@@ -40,6 +40,7 @@ type CounterStore struct {
 	db        *sql.DB
 	increment *sql.Stmt
 	upserts   *preparedUpserts // many counters at once, where Returning
+	keys      *keyGate         // one request per idempotency key in MySQL
 	Now       func() time.Time // injectable clock
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
@@ -66,7 +67,7 @@ func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
 		incr.Close()
 		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
 	}
-	return &CounterStore{db: db, increment: incr, upserts: newPreparedUpserts(db), Now: time.Now,
+	return &CounterStore{db: db, increment: incr, upserts: newPreparedUpserts(db), keys: newKeyGate(), Now: time.Now,
 		KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
 }
 

@@ -16,8 +16,14 @@ import (
 // already recorded returns the recorded answer and changes nothing. A failed
 // change rolls the claim back too: failures are not recorded.
 func (s *CounterStore) once(ctx context.Context, op string, key counters.Idempotency, change func(tx *sql.Tx) (counters.Answer, error)) (counters.Answer, error) {
+	leave, err := s.keys.enter(ctx, key.Key)
+	if err != nil {
+		return counters.Answer{}, counters.Wrap(counters.EUNAVAILABLE, op, err,
+			"An earlier request with this Idempotency-Key is still running; nothing was changed.")
+	}
+	defer leave()
 	var ans counters.Answer
-	err := s.withRetry(ctx, func(tx *sql.Tx) error {
+	err = s.withRetry(ctx, func(tx *sql.Tx) error {
 		prior, err := s.claimKey(ctx, tx, key)
 		if err != nil || prior != nil {
 			ans = deref(prior)
