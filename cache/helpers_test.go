@@ -14,8 +14,8 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
+	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
-	"countersvc/storage"
 )
 
 // stack is the cache over the real MySQL store, on a private Redis.
@@ -30,16 +30,7 @@ type stack struct {
 
 func newStack(t *testing.T, o cache.Options) *stack {
 	t.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, testenv.MySQLDSN(t), storage.Options{MaxOpenConns: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	store, err := storage.NewCounterStore(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, _ := apptest.OpenStore(t, testenv.MySQLDSN(t))
 	st := &stack{redis: testenv.StartRedis(t), mysql: &countingStore{Store: store}, reg: prometheus.NewRegistry()}
 	if o.Timeout == 0 {
 		o.Timeout = cache.DefaultTimeout

@@ -12,8 +12,9 @@ import (
 
 // Redis is a private redis-server that a test may pause, kill and restart.
 type Redis struct {
-	Port int
-	cmd  *exec.Cmd
+	Port  int
+	cmd   *exec.Cmd
+	extra []string // further redis-server arguments
 }
 
 // StartRedis starts a private Redis without persistence, stopped when the
@@ -29,6 +30,8 @@ func StartRedis(tb testing.TB) *Redis {
 // URL is the redis:// URL of the server.
 func (r *Redis) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.Port) }
 
+func (r *Redis) portString() string { return strconv.Itoa(r.Port) }
+
 // Addr is host:port of the server.
 func (r *Redis) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.Port) }
 
@@ -39,8 +42,9 @@ func (r *Redis) Start(tb testing.TB) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r.cmd = exec.Command(bin, "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
+	args := []string{"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", tb.TempDir()}
+	r.cmd = exec.Command(bin, append(args, r.extra...)...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
 		tb.Fatal(err)
