@@ -36,15 +36,17 @@ type pageJSON struct {
 
 // counterHandlers serves /v1/counters.
 type counterHandlers struct {
+	dbBudget
 	svc     counters.Service
-	timeout time.Duration
 	listTTL time.Duration
 }
 
-// dbContext bounds a request's MySQL and Redis work: Fiber's own context is
+// dbBudget bounds a request's MySQL and Redis work: Fiber's own context is
 // never cancelled, so without a deadline a hung database would hang clients.
-func (h *counterHandlers) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.timeout)
+type dbBudget struct{ timeout time.Duration }
+
+func (b dbBudget) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.UserContext(), b.timeout)
 }
 
 // incrementBy reads the step from the body ({"by": n}) or the query (?by=n).

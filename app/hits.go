@@ -21,7 +21,7 @@ type hitHandlers struct {
 	proxies trustedProxies
 	limiter counters.HitLimiter // nil: no rate limit
 	deduper counters.HitDeduper // nil: every hit counts
-	timeout time.Duration
+	dbBudget
 	log     *slog.Logger
 	metrics *hitMetrics
 }
@@ -75,7 +75,7 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error)) fiber
 
 // read is a counter's value without counting a hit; ENOTFOUND if missing.
 func (h *hitHandlers) read(c *fiber.Ctx, name string) (int64, error) {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.timeout)
+	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	ctr, err := h.svc.Get(ctx, name)
 	if err != nil {
@@ -88,7 +88,7 @@ func (h *hitHandlers) read(c *fiber.Ctx, name string) (int64, error) {
 // or, for a repeat, reads the current value. Both limits fail open: when
 // Redis is down or slow the hit is counted, as it would be without Redis.
 func (h *hitHandlers) count(c *fiber.Ctx, name string) (int64, error) {
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.timeout)
+	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	if c.Method() == fiber.MethodHead {
 		// Link checkers and crawlers probe with HEAD: that is no page view.

@@ -100,17 +100,7 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 	}
 	time.Sleep(time.Second)
 	m.Start(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := e.Do(t, "POST", "/v1/counters/after/increment", "")
-		if r.Status == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service did not recover: %d %s", r.Status, r.Body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitRecovered(t, e, "/v1/counters/after/increment")
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	wg.Wait()
@@ -191,13 +181,20 @@ func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
 	}
 	m.Thaw()
 	thawed = true
-	recoverBy := time.Now().Add(20 * time.Second)
+	waitRecovered(t, e, "/v1/counters/h/increment")
+}
+
+// waitRecovered waits up to 20 s for a POST to path to succeed again once
+// MySQL answers.
+func waitRecovered(t *testing.T, e *apptest.Env, path string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		r := e.Do(t, "POST", "/v1/counters/h/increment", "")
+		r := e.Do(t, "POST", path, "")
 		if r.Status == 200 {
-			break
+			return
 		}
-		if time.Now().After(recoverBy) {
+		if time.Now().After(deadline) {
 			t.Fatalf("no recovery after MySQL answered again: %d %s", r.Status, r.Body)
 		}
 		time.Sleep(100 * time.Millisecond)

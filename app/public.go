@@ -46,7 +46,7 @@ func snippet(c *fiber.Ctx) error {
 func routePublic(v1 fiber.Router, o Options) {
 	h := &hitHandlers{
 		svc: o.Counters, public: counters.PublicNames(o.PublicPrefixes), proxies: trustedProxies(o.TrustedProxies),
-		limiter: o.HitLimiter, deduper: o.HitDeduper, timeout: o.DBTimeout, log: o.Log,
+		limiter: o.HitLimiter, deduper: o.HitDeduper, dbBudget: dbBudget{o.DBTimeout}, log: o.Log,
 		metrics: newHitMetrics(o.Registry),
 	}
 	noStore := publicHeaders("no-store")

@@ -97,7 +97,7 @@ func New(o Options) *fiber.App {
 	app.Get("/metrics", ops.metrics())
 
 	auth := bearerAuth(o.APIToken)
-	h := &counterHandlers{svc: o.Counters, timeout: o.DBTimeout, listTTL: o.ListMaxAge}
+	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListMaxAge}
 	v1 := app.Group("/v1")
 	routePublic(v1, o)
 	v1.Get("/counters", auth, h.list)

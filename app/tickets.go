@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,13 +46,13 @@ func ticketToJSON(t *tickets.Ticket) ticketJSON {
 
 // ticketHandlers serves /v1/boards and /v1/companies/{id}/tickets.
 type ticketHandlers struct {
-	svc     tickets.Service
-	timeout time.Duration
+	dbBudget
+	svc tickets.Service
 }
 
 // registerTicketRoutes adds the boards-and-tickets endpoints behind auth.
 func registerTicketRoutes(v1 fiber.Router, auth fiber.Handler, svc tickets.Service, timeout time.Duration) {
-	h := &ticketHandlers{svc: svc, timeout: timeout}
+	h := &ticketHandlers{dbBudget: dbBudget{timeout}, svc: svc}
 	v1.Post("/boards", auth, h.createBoard)
 	v1.Get("/boards/:board_id", auth, h.getBoard)
 	v1.Post("/boards/:board_id/tickets", auth, h.createTicket)
@@ -61,11 +60,6 @@ func registerTicketRoutes(v1 fiber.Router, auth fiber.Handler, svc tickets.Servi
 	v1.Get("/boards/:board_id/tickets/:local_id", auth, h.getTicket)
 	v1.Delete("/boards/:board_id/tickets/:local_id", auth, h.deleteTicket)
 	v1.Get("/companies/:company_id/tickets/:key", auth, h.ticketByKey)
-}
-
-// dbContext bounds the request's MySQL work; see counterHandlers.dbContext.
-func (h *ticketHandlers) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.timeout)
 }
 
 // positiveParam parses a path segment that must be a positive integer id.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"countersvc/counters"
+	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 	"countersvc/tickets"
@@ -19,17 +20,8 @@ type fixture struct {
 // database.
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, testenv.MySQLDSN(tb), storage.Options{MaxOpenConns: 8})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	cs, err := storage.NewCounterStore(ctx, db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ts, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
+	cs, db := apptest.OpenStore(tb, testenv.MySQLDSN(tb))
+	ts, err := storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
