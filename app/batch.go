@@ -96,11 +96,10 @@ func (h *counterHandlers) batch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.svc.BatchOnce(ctx, key, items, func(values []int64) (counters.Answer, error) {
-		return answer(fiber.StatusOK, toBatchJSON(items, values))
-	})
+	values, replayed, err := h.svc.BatchOnce(ctx, key, items)
 	if err != nil {
 		return err
 	}
-	return sendAnswer(c, a)
+	markReplayed(c, replayed)
+	return c.JSON(toBatchJSON(items, values))
 }

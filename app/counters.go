@@ -158,6 +158,11 @@ func (h *counterHandlers) set(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return sendCounter(c, ctr, created)
+}
+
+// sendCounter answers a set: 201 when it created the counter.
+func sendCounter(c *fiber.Ctx, ctr *counters.Counter, created bool) error {
 	if created {
 		c.Status(fiber.StatusCreated)
 	}

@@ -44,19 +44,12 @@ func idempotencyKey(c *fiber.Ctx, canonical any) (counters.Idempotency, error) {
 	return k, nil
 }
 
-// answer renders a successful JSON answer for recording with its key.
-func answer(status int, v any) (counters.Answer, error) {
-	body, err := json.Marshal(v)
-	return counters.Answer{Status: status, Body: body}, err
-}
-
-// sendAnswer sends a recorded or fresh answer byte for byte.
-func sendAnswer(c *fiber.Ctx, a counters.Answer) error {
-	if a.Replayed {
+// markReplayed flags an answer rendered from the record of an earlier
+// request with the same key: this request changed nothing.
+func markReplayed(c *fiber.Ctx, replayed bool) {
+	if replayed {
 		c.Set(headerReplayed, "true")
 	}
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(a.Status).Send(a.Body)
 }
 
 func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64) error {
@@ -69,13 +62,12 @@ func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64) err
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	a, err := h.svc.IncrementOnce(ctx, key, name, by, func(v int64) (counters.Answer, error) {
-		return answer(fiber.StatusOK, valueJSON{Name: name, Value: v})
-	})
+	v, replayed, err := h.svc.IncrementOnce(ctx, key, name, by)
 	if err != nil {
 		return err
 	}
-	return sendAnswer(c, a)
+	markReplayed(c, replayed)
+	return sendValue(c, name, v)
 }
 
 func (h *counterHandlers) setOnce(c *fiber.Ctx, req counters.SetRequest) error {
@@ -85,15 +77,10 @@ func (h *counterHandlers) setOnce(c *fiber.Ctx, req counters.SetRequest) error {
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	a, err := h.svc.SetOnce(ctx, key, req, func(ctr *counters.Counter, created bool) (counters.Answer, error) {
-		status := fiber.StatusOK
-		if created {
-			status = fiber.StatusCreated
-		}
-		return answer(status, toJSON(ctr))
-	})
+	ctr, created, replayed, err := h.svc.SetOnce(ctx, key, req)
 	if err != nil {
 		return err
 	}
-	return sendAnswer(c, a)
+	markReplayed(c, replayed)
+	return sendCounter(c, ctr, created)
 }

@@ -84,7 +84,7 @@ func batchBody(items ...string) string   { return `{"increments": [` + strings.J
 func item(name string, by int64) string  { return fmt.Sprintf(`{"name": %q, "by": %d}`, name, by) }
 func countKeys(t *testing.T, env *apptest.Env) (n int) {
 	t.Helper()
-	if err := env.DB.QueryRow("SELECT COUNT(*) FROM idempotency_key").Scan(&n); err != nil {
+	if err := env.DB.QueryRow("SELECT COUNT(*) FROM idempotency_record").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -69,9 +69,9 @@ func TestCacheWorksOnARedisCluster(t *testing.T) {
 		t.Fatalf("entries on %d nodes (%v); the test needs keys on several", nodesWithKeys.Load(), err)
 	}
 
-	deltas := make([]counters.Delta, n)
+	deltas := make([]counters.Increment, n)
 	for i := range deltas {
-		deltas[i] = counters.Delta{Name: name(i), By: int64(i)}
+		deltas[i] = counters.Increment{Name: name(i), By: int64(i)}
 	}
 	if _, err := c.IncrementMany(ctx, deltas); err != nil {
 		t.Fatal(err)

@@ -173,8 +173,8 @@ type countingStore struct {
 
 // IncrementMany passes through to MySQL, so that the cache in front can
 // offer it too.
-func (s *countingStore) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
-	return s.Store.(counters.MultiIncrementer).IncrementMany(ctx, deltas)
+func (s *countingStore) IncrementMany(ctx context.Context, deltas []counters.Increment) ([]int64, error) {
+	return s.Store.IncrementMany(ctx, deltas)
 }
 
 func (s *countingStore) Get(ctx context.Context, name string) (*counters.Counter, error) {

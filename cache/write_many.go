@@ -21,40 +21,30 @@ func (s *Store) Batch(ctx context.Context, items []counters.Increment) ([]int64,
 }
 
 // IncrementOnce implements counters.Store.
-func (s *Store) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64, render counters.RenderValue) (counters.Answer, error) {
-	a, err := s.next.IncrementOnce(ctx, key, name, by, render)
+func (s *Store) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
+	v, replayed, err := s.next.IncrementOnce(ctx, key, name, by)
 	s.invalidate(ctx, name)
-	return a, err
+	return v, replayed, err
 }
 
 // SetOnce implements counters.Store.
-func (s *Store) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest, render counters.RenderSet) (counters.Answer, error) {
-	a, err := s.next.SetOnce(ctx, key, req, render)
+func (s *Store) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
+	c, created, replayed, err := s.next.SetOnce(ctx, key, req)
 	s.invalidate(ctx, req.Name)
-	return a, err
+	return c, created, replayed, err
 }
 
 // BatchOnce implements counters.Store.
-func (s *Store) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment, render counters.RenderBatch) (counters.Answer, error) {
-	a, err := s.next.BatchOnce(ctx, key, items, render)
+func (s *Store) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
+	values, replayed, err := s.next.BatchOnce(ctx, key, items)
 	s.invalidateItems(ctx, items)
-	return a, err
+	return values, replayed, err
 }
 
-// IncrementMany implements counters.MultiIncrementer when the store below
-// does, so that coalesced increments of many counters still share a commit
-// with the cache in front.
-func (s *Store) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
-	multi, ok := s.next.(counters.MultiIncrementer)
-	if !ok {
-		return nil, counters.ErrMultiUnsupported
-	}
-	values, err := multi.IncrementMany(ctx, deltas)
-	names := make([]string, len(deltas))
-	for i, d := range deltas {
-		names[i] = d.Name
-	}
-	s.invalidateMany(ctx, names)
+// IncrementMany implements counters.Store.
+func (s *Store) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
+	values, err := s.next.IncrementMany(ctx, incs)
+	s.invalidateItems(ctx, incs)
 	return values, err
 }
 
@@ -115,5 +105,3 @@ func (s *Store) deleteEntries(ctx context.Context, keys []string) error {
 	})
 	return err
 }
-
-var _ counters.MultiIncrementer = (*Store)(nil)

@@ -2,30 +2,10 @@ package counters
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
 )
-
-// Delta is one counter's share of a multi-counter increment.
-type Delta struct {
-	Name string
-	By   int64
-}
-
-// MultiIncrementer is an optional Store capability: apply the deltas of
-// several distinct counters in one transaction (one commit) and return each
-// counter's new value, in order. All or nothing: any failure (an overflow, a
-// bound) fails the whole call and changes nothing.
-type MultiIncrementer interface {
-	IncrementMany(ctx context.Context, deltas []Delta) ([]int64, error)
-}
-
-// ErrMultiUnsupported is what IncrementMany of a wrapper returns when the
-// store it wraps cannot increment many counters at once: the coalescer then
-// sends each counter its own statement.
-var ErrMultiUnsupported = errors.New("counters: the store cannot increment many counters at once")
 
 // CoalesceOptions tune the coalescer.
 type CoalesceOptions struct {
@@ -61,7 +41,6 @@ type CoalesceOptions struct {
 // grow only as load does.
 type coalescer struct {
 	store Store
-	multi MultiIncrementer // nil: many counters cost a statement each
 	opts  CoalesceOptions
 
 	mu       sync.Mutex
@@ -99,9 +78,7 @@ func newCoalescer(store Store, o CoalesceOptions) *coalescer {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
 	}
-	c := &coalescer{store: store, opts: o, busy: map[string]int{}}
-	c.multi, _ = store.(MultiIncrementer)
-	return c
+	return &coalescer{store: store, opts: o, busy: map[string]int{}}
 }
 
 // Increment applies by to name through the queue.
@@ -292,7 +269,7 @@ func (c *coalescer) run(batch []*waiter) {
 	groups := groupBatch(batch)
 	var multi []*group
 	for _, g := range groups {
-		if g.ok && len(groups) > 1 && c.multi != nil {
+		if g.ok && len(groups) > 1 {
 			multi = append(multi, g)
 		} else {
 			c.runGroup(ctx, g)
@@ -305,13 +282,13 @@ func (c *coalescer) run(batch []*waiter) {
 		c.runGroup(ctx, multi[0])
 		return
 	}
-	deltas := make([]Delta, len(multi))
+	incs := make([]Increment, len(multi))
 	for i, g := range multi {
-		deltas[i] = Delta{Name: g.name, By: g.sum}
+		incs[i] = Increment{Name: g.name, By: g.sum}
 	}
 	c.observe("many", len(multi), countWaiters(multi))
-	values, err := c.multi.IncrementMany(ctx, deltas)
-	if ErrorCode(err) == EOUTOFRANGE || errors.Is(err, ErrMultiUnsupported) {
+	values, err := c.store.IncrementMany(ctx, incs)
+	if ErrorCode(err) == EOUTOFRANGE {
 		// Some counter's sum breaks a bound or int64: find out which, and
 		// what each request would have got alone, counter by counter.
 		for _, g := range multi {

@@ -125,17 +125,39 @@ type Service interface {
 	Batch(ctx context.Context, items []Increment) ([]int64, error)
 
 	// IncrementOnce, SetOnce and BatchOnce are Increment, Set and Batch
-	// under an idempotency key: the rendered Answer is recorded with the key
-	// in the change's transaction. See idempotency.go for the rules; they
-	// also return EINVALID for a bad key and ECONFLICT for a key reused with
+	// under an idempotency key: the result is recorded with the key in the
+	// change's transaction, and a repeat of the request gets the recorded
+	// result with replayed set. See idempotency.go for the rules; they also
+	// return EINVALID for a bad key and ECONFLICT for a key reused with
 	// another request.
-	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64, render RenderValue) (Answer, error)
-	SetOnce(ctx context.Context, key Idempotency, req SetRequest, render RenderSet) (Answer, error)
-	BatchOnce(ctx context.Context, key Idempotency, items []Increment, render RenderBatch) (Answer, error)
+	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (value int64, replayed bool, err error)
+	SetOnce(ctx context.Context, key Idempotency, req SetRequest) (c *Counter, created, replayed bool, err error)
+	BatchOnce(ctx context.Context, key Idempotency, items []Increment) (values []int64, replayed bool, err error)
 }
 
 // Store is what the service needs from persistence; storage/ implements it
-// against MySQL. Arguments are already validated.
+// against MySQL, and cache/ and coalesce/ wrap it. Arguments are already
+// validated. Besides the Service's methods (less the idempotent ones, whose
+// results the store records, see idempotency.go) it applies many counters'
+// increments at once.
 type Store interface {
-	Service
+	Increment(ctx context.Context, name string, by int64) (int64, error)
+	Get(ctx context.Context, name string) (*Counter, error)
+	Set(ctx context.Context, req SetRequest) (c *Counter, created bool, err error)
+	Delete(ctx context.Context, name string) error
+	List(ctx context.Context, f ListFilter) (*Page, error)
+	Reset(ctx context.Context, req ResetRequest) (int64, error)
+	Batch(ctx context.Context, items []Increment) ([]int64, error)
+
+	// IncrementMany applies the increments of distinct counters in one
+	// transaction (one commit) and returns each counter's new value, in
+	// order. All or nothing: an overflow or a bound fails the whole call
+	// with EOUTOFRANGE and changes nothing. Unlike Batch, the names are
+	// distinct and no error names an item: it is the coalescer's, which
+	// finds out on its own which counter refused.
+	IncrementMany(ctx context.Context, incs []Increment) ([]int64, error)
+
+	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (value int64, replayed bool, err error)
+	SetOnce(ctx context.Context, key Idempotency, req SetRequest) (c *Counter, created, replayed bool, err error)
+	BatchOnce(ctx context.Context, key Idempotency, items []Increment) (values []int64, replayed bool, err error)
 }

@@ -34,60 +34,39 @@ func (k Idempotency) Validate() error {
 	return nil
 }
 
-// Answer is a keyed request's first successful answer as its caller renders
-// it (for the HTTP layer: a status and a body). The domain never looks
-// inside: it stores the answer with the key, in the transaction of the
-// change, and hands it back verbatim for every repeat.
-type Answer struct {
-	Status int
-	Body   []byte
-	// Replayed is set when the answer comes from the record of an earlier
-	// request rather than from this one's change. It is not stored.
-	Replayed bool
-}
-
-// Renderers turn a keyed change's result into the Answer to store. They run
-// inside the change's transaction, possibly more than once when the
-// transaction is retried, so they must not have side effects.
-type (
-	RenderValue func(value int64) (Answer, error)
-	RenderSet   func(c *Counter, created bool) (Answer, error)
-	RenderBatch func(values []int64) (Answer, error)
-)
-
 // Keyed requests fail the way their unkeyed forms do, and a failure is not
 // recorded: the key stays free, so a retry is evaluated anew. A repeat of a
-// recorded request returns the recorded Answer with Replayed set and
-// changes nothing; the same key with another fingerprint is ECONFLICT. A
+// recorded request returns the recorded result with replayed set and
+// changes nothing: the caller renders it as it rendered the first answer; the same key with another fingerprint is ECONFLICT. A
 // request whose key is in use by one still in flight waits for it to end.
 // The methods below are in the Service interface.
 
-func (s *service) IncrementOnce(ctx context.Context, key Idempotency, name string, by int64, render RenderValue) (Answer, error) {
+func (s *service) IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (int64, bool, error) {
 	if err := key.Validate(); err != nil {
-		return Answer{}, err
+		return 0, false, err
 	}
 	if err := ValidateName(name); err != nil {
-		return Answer{}, err
+		return 0, false, err
 	}
-	return s.store.IncrementOnce(ctx, key, name, by, render)
+	return s.store.IncrementOnce(ctx, key, name, by)
 }
 
-func (s *service) SetOnce(ctx context.Context, key Idempotency, req SetRequest, render RenderSet) (Answer, error) {
+func (s *service) SetOnce(ctx context.Context, key Idempotency, req SetRequest) (*Counter, bool, bool, error) {
 	if err := key.Validate(); err != nil {
-		return Answer{}, err
+		return nil, false, false, err
 	}
 	if err := req.Validate(); err != nil {
-		return Answer{}, err
+		return nil, false, false, err
 	}
-	return s.store.SetOnce(ctx, key, req, render)
+	return s.store.SetOnce(ctx, key, req)
 }
 
-func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increment, render RenderBatch) (Answer, error) {
+func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increment) ([]int64, bool, error) {
 	if err := key.Validate(); err != nil {
-		return Answer{}, err
+		return nil, false, err
 	}
 	if err := ValidateBatch(items); err != nil {
-		return Answer{}, err
+		return nil, false, err
 	}
-	return s.store.BatchOnce(ctx, key, items, render)
+	return s.store.BatchOnce(ctx, key, items)
 }

@@ -21,9 +21,6 @@ func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
 	db.SetMaxOpenConns(3)
 	ctx := context.Background()
 	key := counters.Idempotency{Key: "retried", Fingerprint: [32]byte{1}}
-	render := func(v int64) (counters.Answer, error) {
-		return counters.Answer{Status: 200, Body: []byte{byte(v)}}, nil
-	}
 
 	// Another connection, outside the pool, plays the first request: it has
 	// claimed the key and not yet committed.
@@ -33,8 +30,8 @@ func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Rollback()
-	if _, err := first.ExecContext(ctx, `INSERT INTO idempotency_key (idem_key, fingerprint, status, body, created_at, expires_at)
-		VALUES (?, ?, 0, '', NOW(6), NOW(6) + INTERVAL 1 DAY)`, key.Key, key.Fingerprint[:]); err != nil {
+	if _, err := first.ExecContext(ctx, `INSERT INTO idempotency_record (idem_key, fingerprint, result, created_at, expires_at)
+		VALUES (?, ?, '', NOW(6), NOW(6) + INTERVAL 1 DAY)`, key.Key, key.Fingerprint[:]); err != nil {
 		t.Fatal(err)
 	}
 
@@ -47,7 +44,7 @@ func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
 			defer wg.Done()
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			_, err := s.IncrementOnce(rctx, key, "sales", 1, render)
+			_, _, err := s.IncrementOnce(rctx, key, "sales", 1)
 			answers <- err
 		}()
 	}

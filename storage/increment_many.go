@@ -11,16 +11,14 @@ import (
 	"countersvc/counters"
 )
 
-var _ counters.MultiIncrementer = (*CounterStore)(nil)
-
-// IncrementMany implements counters.MultiIncrementer: one multi-row upsert
+// IncrementMany implements counters.Store: one multi-row upsert
 // for all the counters, so that they share one commit, and their new values
 // read back in the same round trip. Rows are written in name order, so two
 // such writes lock in the same order and cannot deadlock each other; a
 // deadlock with some other writer is retried. The bounds check is the one of
 // the single-counter statement: NULL into NOT NULL fails the whole statement.
-func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
-	sorted := make([]counters.Delta, len(deltas))
+func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Increment) ([]int64, error) {
+	sorted := make([]counters.Increment, len(deltas))
 	copy(sorted, deltas)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
@@ -53,7 +51,7 @@ func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delt
 // upsertMany is the multi-row upsert of sorted, after a statement that puts
 // the time once into a session variable rather than twice into every row,
 // and then begin.
-func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strings.Builder, []any) {
+func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment) (*strings.Builder, []any) {
 	q := &strings.Builder{}
 	q.Grow(200 + 40*len(sorted))
 	q.WriteString("SET @counters_now = ?;\n")
@@ -77,7 +75,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strin
 // hands back each row as the upsert left it, and a refused row rolls the
 // whole statement back, so no transaction is left open to clean up. Its
 // per-row cost is about half that of the upsert and SELECT below.
-func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
+func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error
 	if paddedSize(len(sorted)) > 0 {
@@ -96,7 +94,7 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 // incrementManyInTx is IncrementMany for servers without RETURNING: the
 // upsert and a SELECT of the new values in one transaction, sent in one
 // round trip.
-func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
+func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
 	q, args := s.upsertMany("START TRANSACTION;\n", sorted)
 	q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
 	q.WriteString(placeholders(len(sorted)))

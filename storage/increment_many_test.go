@@ -41,7 +41,7 @@ func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
 		s, _ := open(dsn)
 		ctx := context.Background()
 		set(t, s, "b", 10)
-		got, err := s.IncrementMany(ctx, []counters.Delta{{Name: "c", By: 3}, {Name: "b", By: -4}, {Name: "a'; --", By: 0}})
+		got, err := s.IncrementMany(ctx, []counters.Increment{{Name: "c", By: 3}, {Name: "b", By: -4}, {Name: "a'; --", By: 0}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testin
 		}
 		db.SetMaxOpenConns(1)
 		for _, refused := range []string{"top", "bounded"} {
-			_, err := s.IncrementMany(ctx, []counters.Delta{{Name: "low", By: 1}, {Name: refused, By: 1}, {Name: "new", By: 1}})
+			_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "low", By: 1}, {Name: refused, By: 1}, {Name: "new", By: 1}})
 			if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 				t.Fatalf("IncrementMany with %s = %v, want out_of_range", refused, err)
 			}
@@ -97,9 +97,9 @@ func TestIncrementManyOfEverySizeAppliesEachStepOnce(t *testing.T) {
 		s, _ := open(dsn)
 		ctx := context.Background()
 		for _, n := range []int{2, 5, 7, 33, 129, 300} {
-			deltas := make([]counters.Delta, n)
+			deltas := make([]counters.Increment, n)
 			for i := range deltas {
-				deltas[i] = counters.Delta{Name: fmt.Sprintf("size%d/%03d", n, n-i), By: int64(i + 1)}
+				deltas[i] = counters.Increment{Name: fmt.Sprintf("size%d/%03d", n, n-i), By: int64(i + 1)}
 			}
 			for round := int64(1); round <= 2; round++ {
 				got, err := s.IncrementMany(ctx, deltas)

@@ -16,16 +16,15 @@ import (
 func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
 	env := apptest.New(t)
 	ctx := context.Background()
-	render := func(v int64) (counters.Answer, error) { return counters.Answer{Status: 200, Body: []byte("{}")}, nil }
 	key := func(k string) counters.Idempotency { return counters.Idempotency{Key: k} }
 	env.Store.KeyRetention = time.Millisecond
 	for _, k := range []string{"old-1", "old-2", "old-3"} {
-		if _, err := env.Counters.IncrementOnce(ctx, key(k), "sales", 1, render); err != nil {
+		if _, _, err := env.Counters.IncrementOnce(ctx, key(k), "sales", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	env.Store.KeyRetention = time.Hour
-	if _, err := env.Counters.IncrementOnce(ctx, key("live"), "sales", 1, render); err != nil {
+	if _, _, err := env.Counters.IncrementOnce(ctx, key("live"), "sales", 1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -40,7 +39,7 @@ func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
 	var keys []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		keys = keys[:0]
-		rows, err := env.DB.QueryContext(ctx, "SELECT idem_key FROM idempotency_key")
+		rows, err := env.DB.QueryContext(ctx, "SELECT idem_key FROM idempotency_record")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func (p *preparedUpserts) stmt(ctx context.Context, size int) (*sql.Stmt, error)
 // largest size). The padding rows repeat the last counter with a step of 0:
 // they change nothing, pass its bounds whenever its own row did, and read
 // back the value its own row left.
-func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Delta, now time.Time) (*sql.Rows, error) {
+func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment, now time.Time) (*sql.Rows, error) {
 	size := paddedSize(len(sorted))
 	st, err := p.stmt(ctx, size)
 	if err != nil {
