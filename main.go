@@ -1,5 +1,8 @@
-// Command countersvc serves named counters over HTTP. main only wires the
-// pieces together; see README.md for configuration.
+// Command countersvc serves named counters over HTTP. main reads the
+// configuration, has internal/wire build the service (see its package doc
+// for the order of the wrappers: MySQL store, Redis cache, coalescer,
+// counters, tickets and hits, HTTP), serves it, and stops gracefully on
+// SIGTERM. See README.md for the settings.
 package main
 
 import (
@@ -7,23 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // served only on COUNTERS_DEBUG_ADDR
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
-
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/config"
-	"countersvc/counters"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 func main() {
@@ -53,77 +48,24 @@ func newLogger(cfg config.Config) *slog.Logger {
 // run serves until ctx is cancelled (SIGTERM), then lets in-flight requests
 // finish before closing Redis and MySQL.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	db, err := storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot, Log: log})
+	svc, err := wire.Build(ctx, cfg, log)
 	if err != nil {
-		return fmt.Errorf("opening MySQL: %w", err)
+		return err
 	}
-	defer db.Close()
-	reg.MustRegister(collectors.NewDBStatsCollector(db, "counters"))
+	defer svc.Close()
 
-	store, err := storage.NewCounterStore(ctx, db)
+	// Bind before saying so. "tcp" rather than Fiber's default "tcp4": an
+	// address without a host (":8080") then takes IPv6 as well as IPv4.
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("preparing statements: %w", err)
+		return err
 	}
-	defer store.Close()
-	go store.PurgeKeysEvery(ctx, time.Minute, log) // idempotency keys older than 24 h
-
-	var rdb redis.UniversalClient
-	if cfg.RedisURL != "" {
-		cache.LogRedisTo(log)
-		if rdb, err = cache.NewClient(cfg.RedisURL, cfg.RedisTimeout); err != nil {
-			return fmt.Errorf("COUNTERS_REDIS_URL: %w", err)
-		}
-		defer rdb.Close() // after the cache, before MySQL: defers run in reverse
-	}
-	cached, redisCheck, closeCache := withCache(cfg, store, rdb, reg, log)
-	defer closeCache()
-	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
-	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
-
-	coalescing := counters.WithCoalescing(counters.CoalesceOptions{
-		MaxBatch: cfg.CoalesceBatch, MaxInFlight: cfg.CoalesceFlight, Timeout: cfg.MySQLTimeout,
-		Observe: coalesceMetrics(reg),
-	})
-	if !cfg.Coalesce {
-		coalescing = counters.WithoutCoalescing()
-	}
-	svc := counters.NewService(cached, coalescing)
-	ticketDB, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{})
-	if err != nil {
-		return fmt.Errorf("opening the ticket store: %w", err)
-	}
-	var ticketStore tickets.Store = ticketDB
-	if c, ok := cached.(*cache.Store); ok {
-		ticketStore = cache.NewTickets(ticketDB, c)
-	}
-	server := app.New(app.Options{
-		Counters:   svc,
-		Tickets:    tickets.NewService(ticketStore, svc),
-		Log:        log,
-		Registry:   reg,
-		APIToken:   cfg.APIToken,
-		BodyLimit:  cfg.BodyLimit,
-		DBTimeout:  cfg.MySQLTimeout,
-		ListMaxAge: cfg.ListCacheTTL,
-		MySQLCheck: db.PingContext,
-		RedisCheck: redisCheck,
-
-		PublicPrefixes: cfg.PublicPrefixes,
-		TrustedProxies: proxies,
-		HitLimiter:     hitLimiter,
-		HitDeduper:     hitDeduper,
-	})
-
+	errc := make(chan error, 1)
+	go func() { errc <- svc.App.Listener(ln) }()
+	log.Info("countersvc listening", "addr", ln.Addr().String())
 	if cfg.DebugAddr != "" {
 		go func() { log.Warn("debug server stopped", "error", http.ListenAndServe(cfg.DebugAddr, nil)) }()
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- server.Listen(cfg.Addr) }()
-	log.Info("countersvc listening", "addr", cfg.Addr)
 
 	select {
 	case err := <-errc:
@@ -131,7 +73,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	if err := server.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := svc.App.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil

@@ -183,12 +183,14 @@ func (h *counterHandlers) delete(c *fiber.Ctx) error {
 }
 
 func (h *counterHandlers) list(c *fiber.Ctx) error {
-	limit, _, err := queryInt(c, "limit")
+	limit, hasLimit, err := queryInt(c, "limit")
 	if err != nil {
 		return err
 	}
-	if limit < 0 || limit > counters.MaxListLimit || (limit == 0 && c.Context().QueryArgs().Has("limit")) {
-		return counters.Errorf(counters.EINVALID, "limit must be between 1 and %d.", counters.MaxListLimit)
+	if hasLimit {
+		if err := counters.ValidateLimit(limit); err != nil {
+			return err
+		}
 	}
 	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), After: strings.Clone(c.Query("after")), Limit: int(limit)}
 	ctx, cancel := h.dbContext(c)

@@ -6,24 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/app"
-	"countersvc/cache"
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 )
 
-// hitLimits configures the service's abuse limits on a client of its own
-// for r; 0 leaves a limit off.
-func hitLimits(tb testing.TB, r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
-	tb.Helper()
-	rdb := r.DeadlineClient(tb)
-	return func(o *app.Options) {
-		if perMinute > 0 {
-			o.HitLimiter = cache.NewRateLimiter(rdb, perMinute, time.Minute, 100*time.Millisecond)
-		}
-		if dedup > 0 {
-			o.HitDeduper = cache.NewDeduper(rdb, dedup, 100*time.Millisecond)
-		}
+// hitLimits configures the service with r as its Redis and these abuse
+// limits; 0 leaves a limit off.
+func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
+	return func(c *config.Config) {
+		c.RedisURL = r.URL()
+		c.HitsRateLimit, c.HitsRateWindow, c.HitsDedupWindow = perMinute, time.Minute, dedup
 	}
 }
 
@@ -32,8 +25,8 @@ func hitLimits(tb testing.TB, r *testenv.Redis, perMinute int, dedup time.Durati
 func twoProcesses(t *testing.T, perMinute int, dedup time.Duration) (a, b *apptest.Env, r *testenv.Redis) {
 	t.Helper()
 	r = testenv.StartRedis(t)
-	a = apptest.New(t, hitLimits(t, r, perMinute, dedup))
-	b = apptest.NewWithDSN(t, a.DSN, hitLimits(t, r, perMinute, dedup))
+	a = apptest.New(t, hitLimits(r, perMinute, dedup))
+	b = apptest.NewWithDSN(t, a.DSN, hitLimits(r, perMinute, dedup))
 	return a, b, r
 }
 
@@ -165,7 +158,7 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testenv.StartRedis(t) // each case its own budgets
-			env := apptest.New(t, hitLimits(t, r, 1, 0), func(o *app.Options) { o.TrustedProxies = tc.trusted })
+			env := apptest.New(t, hitLimits(r, 1, 0), func(c *config.Config) { c.TrustedProxies = prefixStrings(tc.trusted) })
 			hitValue(t, env, "hits/p", "X-Forwarded-For: "+tc.first)
 			res := env.Do(t, "GET", "/v1/hits/hits%2Fp", "", "X-Forwarded-For: "+tc.second)
 			if limited := res.Status == 429; limited != tc.limited {
@@ -173,4 +166,13 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prefixStrings writes ranges as COUNTERS_TRUSTED_PROXIES takes them.
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
 }

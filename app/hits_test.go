@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/app"
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 	"countersvc/web"
 )
 
@@ -240,7 +240,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 		{[]string{"pub/", "docs."}, "hits/a", false},
 	}
 	for _, tc := range tests {
-		env := apptest.New(t, func(o *app.Options) { o.PublicPrefixes = tc.prefixes })
+		env := apptest.New(t, func(c *config.Config) { c.PublicPrefixes = tc.prefixes })
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
 		before := storedValue(t, env, tc.name) // reserved names cannot be PUT: -1
 		esc := url.PathEscape(tc.name)
@@ -345,7 +345,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 
 func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 	const token = "s3cret"
-	env := apptest.New(t, func(o *app.Options) { o.APIToken = token })
+	env := apptest.New(t, func(c *config.Config) { c.APIToken = token })
 	auth := "Authorization: Bearer " + token
 	if res := env.Do(t, "PUT", "/v1/counters/hits%2Ft", `{"value": 5}`, auth); res.Status != 201 {
 		t.Fatalf("PUT with token: %d %s", res.Status, res.Body)

@@ -27,7 +27,7 @@ type Options struct {
 	APIToken    string        // when set, private /v1 endpoints need it as a bearer token
 	BodyLimit   int           // bytes; default 64 KiB
 	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
-	ListMaxAge  time.Duration // how stale a cached list may be; default 1s
+	ListTTL     time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
 	ReadTimeout time.Duration // default 10s
 
 	// Readiness checks, by dependency. MySQL down makes the service unready;
@@ -55,8 +55,8 @@ func (o *Options) defaults() {
 	if o.DBTimeout == 0 {
 		o.DBTimeout = 3 * time.Second
 	}
-	if o.ListMaxAge == 0 {
-		o.ListMaxAge = time.Second
+	if o.ListTTL == 0 {
+		o.ListTTL = time.Second
 	}
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
@@ -97,7 +97,7 @@ func New(o Options) *fiber.App {
 	app.Get("/metrics", ops.metrics())
 
 	auth := bearerAuth(o.APIToken)
-	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListMaxAge}
+	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	routePublic(v1, o)
 	v1.Get("/counters", auth, h.list)

@@ -159,8 +159,10 @@ func (h *ticketHandlers) listTickets(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if (hasLimit && limit < 1) || limit > counters.MaxListLimit {
-		return counters.Errorf(counters.EINVALID, "limit must be between 1 and %d.", counters.MaxListLimit)
+	if hasLimit {
+		if err := counters.ValidateLimit(limit); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()

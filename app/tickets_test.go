@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/app"
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 )
 
 type boardBody struct {
@@ -338,7 +338,7 @@ func TestBoardSequenceIsAReadOnlyReservedCounter(t *testing.T) {
 }
 
 func TestTicketEndpointsNeedTheBearerToken(t *testing.T) {
-	env := apptest.New(t, func(o *app.Options) { o.APIToken = "s3cret" })
+	env := apptest.New(t, func(c *config.Config) { c.APIToken = "s3cret" })
 	paths := []struct{ method, path string }{
 		{"POST", "/v1/boards"},
 		{"GET", "/v1/boards/1"},

@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/cache"
 	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
 )
@@ -27,8 +25,8 @@ import (
 // grow and an older state shows as a smaller value).
 func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 	rs := testenv.StartRedis(t)
-	reg := prometheus.NewRegistry()
-	env := apptest.NewWithCache(t, rs.URL(), cache.Options{Registerer: reg})
+	env := apptest.NewWithCache(t, rs.URL())
+	reg := env.Registry
 	ctl := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
 	defer ctl.Close()
 
@@ -133,7 +131,7 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 
 func TestReadyzReportsRedisDownAsDegraded(t *testing.T) {
 	rs := testenv.StartRedis(t)
-	env := apptest.NewWithCache(t, rs.URL(), cache.Options{})
+	env := apptest.NewWithCache(t, rs.URL())
 	tests := []struct {
 		name  string
 		fault func()
@@ -158,7 +156,7 @@ func TestReadyzReportsRedisDownAsDegraded(t *testing.T) {
 // counter shows the write.
 func TestWritesOfManyCountersInvalidateEachOne(t *testing.T) {
 	r := testenv.StartRedis(t)
-	e := apptest.NewWithCache(t, r.URL(), cache.Options{})
+	e := apptest.NewWithCache(t, r.URL())
 	const n = 12
 	path := func(i int) string { return "/v1/counters/many%2F" + strconv.Itoa(i) }
 	for i := 0; i < n; i++ {

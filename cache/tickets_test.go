@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 )
 
@@ -42,7 +42,7 @@ func newTicket(t *testing.T, e *apptest.Env, board int64) int64 {
 // the next read, by number and by key.
 func TestTicketReadsAreCachedAndDeletesInvalidate(t *testing.T) {
 	r := testenv.StartRedis(t)
-	e := apptest.NewWithCache(t, r.URL(), cache.Options{})
+	e := apptest.NewWithCache(t, r.URL())
 	board := newBoard(t, e, "NINJA")
 	one, two := newTicket(t, e, board), newTicket(t, e, board)
 	path := func(n int64) string { return fmt.Sprintf("/v1/boards/%d/tickets/%d", board, n) }
@@ -79,7 +79,7 @@ func TestTicketReadsAreCachedAndDeletesInvalidate(t *testing.T) {
 // A ticket that was not found is not remembered: it is found once created.
 func TestTicketNotFoundIsNotCached(t *testing.T) {
 	r := testenv.StartRedis(t)
-	e := apptest.NewWithCache(t, r.URL(), cache.Options{})
+	e := apptest.NewWithCache(t, r.URL())
 	board := newBoard(t, e, "ROCK")
 	path := fmt.Sprintf("/v1/boards/%d/tickets/1", board)
 	if got := e.Do(t, "GET", path, ""); got.Status != 404 {
@@ -95,7 +95,7 @@ func TestTicketNotFoundIsNotCached(t *testing.T) {
 // returns the ticket.
 func TestNoReadAfterAnAnsweredDeleteReturnsTheTicket(t *testing.T) {
 	r := testenv.StartRedis(t)
-	e := apptest.NewWithCache(t, r.URL(), cache.Options{})
+	e := apptest.NewWithCache(t, r.URL())
 	board := newBoard(t, e, "RACE")
 	for round := 0; round < 10; round++ {
 		n := newTicket(t, e, board)
@@ -141,7 +141,7 @@ func TestNoReadAfterAnAnsweredDeleteReturnsTheTicket(t *testing.T) {
 func TestTicketListsLagByAtMostListTTL(t *testing.T) {
 	r := testenv.StartRedis(t)
 	const ttl = 300 * time.Millisecond
-	e := apptest.NewWithCache(t, r.URL(), cache.Options{ListTTL: ttl})
+	e := apptest.NewWithCache(t, r.URL(), func(c *config.Config) { c.ListTTL = ttl })
 	board := newBoard(t, e, "LIST")
 	path := fmt.Sprintf("/v1/boards/%d/tickets", board)
 	count := func() int {

@@ -43,6 +43,31 @@ func ValidateName(name string) error {
 	return nil
 }
 
+// Add returns value+by and whether it fits in an int64: a counter never
+// wraps around.
+func Add(value, by int64) (int64, bool) {
+	sum := value + by
+	if (by > 0 && sum < value) || (by < 0 && sum > value) {
+		return 0, false
+	}
+	return sum, true
+}
+
+// CheckBounds returns EINVALID when the counter's min is above its max, and
+// EOUTOFRANGE when its value lies outside them.
+func (c *Counter) CheckBounds() error {
+	if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
+		return Errorf(EINVALID, "min (%d) must not be greater than max (%d).", *c.Min, *c.Max)
+	}
+	if c.Min != nil && c.Value < *c.Min {
+		return Errorf(EOUTOFRANGE, "Value %d is below the counter's min %d.", c.Value, *c.Min)
+	}
+	if c.Max != nil && c.Value > *c.Max {
+		return Errorf(EOUTOFRANGE, "Value %d is above the counter's max %d.", c.Value, *c.Max)
+	}
+	return nil
+}
+
 // IsReserved reports whether name belongs to the service's own consumers.
 func IsReserved(name string) bool { return strings.HasPrefix(name, ReservedPrefix) }
 

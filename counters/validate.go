@@ -1,19 +1,27 @@
 package counters
 
-// Validate checks a SetRequest on its own; bounds stored with the counter are
-// checked by the store, atomically with the change.
+// Validate checks a SetRequest on its own, against the bounds it gives;
+// bounds stored with the counter are checked by the store, atomically with
+// the change.
 func (r *SetRequest) Validate() error {
 	if err := ValidateName(r.Name); err != nil {
 		return err
 	}
-	if !r.Min.Keep && !r.Max.Keep && r.Min.Value != nil && r.Max.Value != nil && *r.Min.Value > *r.Max.Value {
-		return Errorf(EINVALID, "min (%d) must not be greater than max (%d).", *r.Min.Value, *r.Max.Value)
+	c := Counter{Value: r.Value}
+	if !r.Min.Keep {
+		c.Min = r.Min.Value
 	}
-	if !r.Min.Keep && r.Min.Value != nil && r.Value < *r.Min.Value {
-		return Errorf(EOUTOFRANGE, "Value %d is below the counter's min %d.", r.Value, *r.Min.Value)
+	if !r.Max.Keep {
+		c.Max = r.Max.Value
 	}
-	if !r.Max.Keep && r.Max.Value != nil && r.Value > *r.Max.Value {
-		return Errorf(EOUTOFRANGE, "Value %d is above the counter's max %d.", r.Value, *r.Max.Value)
+	return c.CheckBounds()
+}
+
+// ValidateLimit returns EINVALID unless a page's limit is 1 to MaxListLimit.
+// Every listing (counters, tickets) takes its limit through it.
+func ValidateLimit(limit int64) error {
+	if limit < 1 || limit > MaxListLimit {
+		return Errorf(EINVALID, "limit must be between 1 and %d.", MaxListLimit)
 	}
 	return nil
 }
@@ -23,8 +31,8 @@ func (f *ListFilter) Normalize() error {
 	if f.Limit == 0 {
 		f.Limit = DefaultListLimit
 	}
-	if f.Limit < 1 || f.Limit > MaxListLimit {
-		return Errorf(EINVALID, "limit must be between 1 and %d.", MaxListLimit)
+	if err := ValidateLimit(int64(f.Limit)); err != nil {
+		return err
 	}
 	if f.Prefix != "" {
 		if err := validatePart("prefix", f.Prefix); err != nil {

@@ -63,13 +63,13 @@ func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters
 	values := make([]int64, len(items))
 	for i, it := range items {
 		c := current[it.Name]
-		next, ok := add(c.Value, it.By)
+		next, ok := counters.Add(c.Value, it.By)
 		if !ok {
 			return nil, counters.ItemError(i, it.Name, counters.Errorf(counters.EOUTOFRANGE,
 				"The result would leave the signed 64-bit range; nothing was changed."))
 		}
 		c.Value = next
-		if err := checkBounds(c); err != nil {
+		if err := c.CheckBounds(); err != nil {
 			return nil, counters.ItemError(i, it.Name, err)
 		}
 		values[i] = next
@@ -123,13 +123,4 @@ func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string
 // repeat joins n copies of an SQL fragment with sep.
 func repeat(fragment, sep string, n int) string {
 	return strings.Repeat(fragment+sep, n-1) + fragment
-}
-
-// add returns a+b and whether it fits in an int64.
-func add(a, b int64) (int64, bool) {
-	sum := a + b
-	if (b > 0 && sum < a) || (b < 0 && sum > a) {
-		return 0, false
-	}
-	return sum, true
 }

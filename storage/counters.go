@@ -152,7 +152,7 @@ func (s *CounterStore) SetTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 		return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
 	}
 	c := &counters.Counter{Name: req.Name, Value: req.Value, Min: pick(req.Min, minV), Max: pick(req.Max, maxV), CreatedAt: createdAt, UpdatedAt: now}
-	if err := checkBounds(c); err != nil {
+	if err := c.CheckBounds(); err != nil {
 		return nil, false, err
 	}
 	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = ?, min_value = ?, max_value = ?, updated_at = ? WHERE name = ?",
@@ -247,19 +247,6 @@ func scanCounter(row scanner) (*counters.Counter, error) {
 	}
 	c.Min, c.Max = ptr(minV), ptr(maxV)
 	return &c, nil
-}
-
-func checkBounds(c *counters.Counter) error {
-	if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
-		return counters.Errorf(counters.EINVALID, "min (%d) must not be greater than max (%d).", *c.Min, *c.Max)
-	}
-	if c.Min != nil && c.Value < *c.Min {
-		return counters.Errorf(counters.EOUTOFRANGE, "Value %d is below the counter's min %d.", c.Value, *c.Min)
-	}
-	if c.Max != nil && c.Value > *c.Max {
-		return counters.Errorf(counters.EOUTOFRANGE, "Value %d is above the counter's max %d.", c.Value, *c.Max)
-	}
-	return nil
 }
 
 // likePrefix escapes a prefix for LIKE ... ESCAPE '!'.

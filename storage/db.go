@@ -31,8 +31,8 @@ func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "message", fmt.S
 // counter statements rely on.
 const sqlMode = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
 
-// Config parses dsn and sets the session options the storage code relies on.
-func Config(dsn string) (*mysql.Config, error) {
+// ParseDSN parses dsn and sets the session options the storage code relies on.
+func ParseDSN(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("invalid MySQL DSN: %w", err)
@@ -62,7 +62,7 @@ func Config(dsn string) (*mysql.Config, error) {
 // missing, and applies the migrations. It waits up to o.ConnectWait for MySQL
 // to come up.
 func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
-	cfg, err := Config(dsn)
+	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}

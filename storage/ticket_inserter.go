@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"countersvc/internal/deadline"
 	"countersvc/tickets"
 )
 
@@ -15,9 +15,6 @@ const (
 	// max_allowed_packet (4 MiB on MySQL 5.7, 16 MiB on MariaDB 10.11) even
 	// when escaping doubles the text.
 	maxBatchBytes = 1 << 20
-
-	// defaultBatchTimeout bounds a batch whose callers gave no deadline.
-	defaultBatchTimeout = 10 * time.Second
 )
 
 // ticketInserter is a group commit for ticket rows. Callers queue their row
@@ -144,7 +141,7 @@ func (g *ticketInserter) take() []*queuedTicket {
 // row by row would only wait on a dead server: every caller gets 503, saying
 // whether the rows may have been committed.
 func (g *ticketInserter) flush(batch []*queuedTicket) {
-	ctx, cancel := batchContext(batch)
+	ctx, cancel := deadline.Latest(batch, func(q *queuedTicket) context.Context { return q.ctx })
 	defer cancel()
 	g.batches.Add(1)
 	g.rows.Add(int64(len(batch)))
@@ -170,20 +167,4 @@ func (g *ticketInserter) flush(batch []*queuedTicket) {
 		}
 		close(q.done)
 	}
-}
-
-// batchContext gives a batch the latest deadline among its callers: every
-// caller waits for the batch, so none may be cut off before its own time.
-func batchContext(batch []*queuedTicket) (context.Context, context.CancelFunc) {
-	var deadline time.Time
-	for _, q := range batch {
-		d, ok := q.ctx.Deadline()
-		if !ok {
-			d = time.Now().Add(defaultBatchTimeout)
-		}
-		if d.After(deadline) {
-			deadline = d
-		}
-	}
-	return context.WithDeadline(context.Background(), deadline)
 }

@@ -71,8 +71,8 @@ func (f *ListFilter) Normalize() error {
 	if f.Limit == 0 {
 		f.Limit = counters.DefaultListLimit
 	}
-	if f.Limit < 1 || f.Limit > counters.MaxListLimit {
-		return counters.Errorf(counters.EINVALID, "limit must be between 1 and %d.", counters.MaxListLimit)
+	if err := counters.ValidateLimit(int64(f.Limit)); err != nil {
+		return err
 	}
 	if f.After < 0 {
 		return counters.Errorf(counters.EINVALID, "after must not be negative.")

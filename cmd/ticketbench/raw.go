@@ -84,7 +84,7 @@ func verifyRaw(ctx context.Context, db *sql.DB, c config) error {
 // and ticket tables (its migrations), plus the seed's per-board
 // max_ticket_id: both runs write the same rows under the same keys.
 func openRaw(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
-	cfg, err := storage.Config(dsn)
+	cfg, err := storage.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
-// Package apptest runs the whole service for tests: a real MySQL database,
-// the real stores and a real HTTP listener on 127.0.0.1.
+// Package apptest runs the whole service for tests: a real MySQL database
+// (and Redis, when asked), the service built by internal/wire exactly as
+// main.go builds it, and a real HTTP listener on 127.0.0.1.
 package apptest
 
 import (
@@ -14,70 +15,41 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/counters"
+	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 	"countersvc/storage"
-	"countersvc/tickets"
 )
 
-// Env is one running service.
+// Env is one running service, built by internal/wire as main.go builds it.
 type Env struct {
-	DSN      string
-	DB       *sql.DB
-	Store    *storage.CounterStore
-	Counters counters.Service
-	App      *fiber.App
-	URL      string // http://127.0.0.1:port
-	Client   *http.Client
-	Cache    *cache.Store // nil unless started by NewWithCache
-
-	TicketStore *storage.TicketStore
-	Tickets     tickets.Service
+	*wire.Service
+	DSN    string
+	URL    string // http://127.0.0.1:port
+	Client *http.Client
 }
 
-// Option changes the service's options before it starts.
-type Option func(*app.Options)
+// Option changes the service's configuration before it starts.
+type Option func(*config.Config)
 
-// New starts the service on a fresh database of the shared test server.
+// New starts the service on a fresh database of the shared test server,
+// without Redis.
 func New(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
 	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
 }
 
-// NewWithDSN starts the service on the database of dsn.
+// NewWithDSN starts the service on the database of dsn, without Redis.
 func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 	tb.Helper()
-	return build(tb, dsn, nil, opts)
+	return start(tb, dsn, "", opts)
 }
 
-// NewWithCache starts the service on a fresh database with the Redis cache
-// between the service and the store. Unless co says otherwise the cache
-// registers its metrics with the service's registry and uses the default
-// Redis timeout.
-func NewWithCache(tb testing.TB, redisURL string, co cache.Options, opts ...Option) *Env {
+// NewWithCache starts the service on a fresh database with the Redis of
+// redisURL: the read cache and the page-hit limits, as configured by default.
+func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 	tb.Helper()
-	if co.Timeout == 0 {
-		co.Timeout = cache.DefaultTimeout
-	}
-	rdb, err := cache.NewClient(redisURL, co.Timeout)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	if co.Registerer == nil {
-		co.Registerer = reg
-	}
-	return build(tb, testenv.MySQLDSN(tb), func(e *Env, o *app.Options) counters.Store {
-		e.Cache = cache.New(e.Store, rdb, co)
-		tb.Cleanup(func() { e.Cache.Close(); rdb.Close() })
-		o.Registry, o.RedisCheck = reg, e.Cache.Check
-		return e.Cache
-	}, opts)
+	return start(tb, testenv.MySQLDSN(tb), redisURL, opts)
 }
 
 // OpenStore opens the database of dsn (migrating it) and its counter store,
@@ -97,53 +69,42 @@ func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *sql.DB) {
 	return store, db
 }
 
-// build starts the service on dsn; wrap, when set, puts a store in front of
-// the MySQL one.
-func build(tb testing.TB, dsn string, wrap func(*Env, *app.Options) counters.Store, opts []Option) *Env {
+// start builds the service with the defaults of an empty environment, the
+// given servers and opts, and serves it on a fresh listener.
+func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	tb.Helper()
-	store, db := OpenStore(tb, dsn)
-	e := &Env{DSN: dsn, DB: db, Store: store}
-	o := app.Options{
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		MySQLCheck: db.PingContext,
+	cfg := config.Defaults()
+	cfg.MySQLDSN, cfg.RedisURL = dsn, redisURL
+	for _, opt := range opts {
+		opt(&cfg)
 	}
-	var served counters.Store = store
-	if wrap != nil {
-		served = wrap(e, &o)
-	}
-	e.Counters = counters.NewService(served)
-	o.Counters = e.Counters
-	var err error
-	if e.TicketStore, err = storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{}); err != nil {
+	if err := cfg.Validate(); err != nil {
 		tb.Fatal(err)
 	}
-	var ticketStore tickets.Store = e.TicketStore
-	if e.Cache != nil {
-		ticketStore = cache.NewTickets(e.TicketStore, e.Cache)
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		cancel()
+		tb.Fatal(err)
 	}
-	e.Tickets = tickets.NewService(ticketStore, e.Counters)
-	o.Tickets = e.Tickets
-	for _, opt := range opts {
-		opt(&o)
-	}
-	e.Start(tb, o)
-	return e
-}
-
-// Start serves o on a fresh listener.
-func (e *Env) Start(tb testing.TB, o app.Options) {
-	tb.Helper()
-	e.App = app.New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	go e.App.Listener(ln)
-	tb.Cleanup(func() { e.App.ShutdownWithTimeout(5 * time.Second) })
-	e.URL = "http://" + ln.Addr().String()
-	e.Client = &http.Client{
-		Timeout:   30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256},
+	go svc.App.Listener(ln)
+	tb.Cleanup(func() {
+		svc.App.ShutdownWithTimeout(5 * time.Second)
+		cancel()
+		svc.Close()
+	})
+	return &Env{
+		Service: svc,
+		DSN:     dsn,
+		URL:     "http://" + ln.Addr().String(),
+		Client: &http.Client{
+			Timeout:   30 * time.Second,
+			Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256},
+		},
 	}
 }
 

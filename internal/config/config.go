@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -23,12 +24,12 @@ type Config struct {
 	MySQLTimeout    time.Duration `env:"COUNTERS_MYSQL_TIMEOUT" envDefault:"3s"`
 	MySQLWaitAtBoot time.Duration `env:"COUNTERS_MYSQL_WAIT" envDefault:"30s"`
 	Coalesce        bool          `env:"COUNTERS_COALESCE" envDefault:"true"`
-	CoalesceBatch   int           `env:"COUNTERS_COALESCE_MAX_BATCH" envDefault:"1024"`
+	CoalesceRound   int           `env:"COUNTERS_COALESCE_MAX_ROUND" envDefault:"1024"`
 	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
 	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`
-	ListCacheTTL    time.Duration `env:"COUNTERS_LIST_CACHE_TTL" envDefault:"1s"`
+	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
 	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
 	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
@@ -36,7 +37,7 @@ type Config struct {
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
 
-	// Page hits (config/hits.go).
+	// Page hits (hits.go).
 	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envDefault:"hits/" envSeparator:","`
 	TrustedProxies  []string      `env:"COUNTERS_TRUSTED_PROXIES" envSeparator:","`
 	HitsRateLimit   int           `env:"COUNTERS_HITS_RATE_LIMIT" envDefault:"60"`
@@ -48,10 +49,22 @@ type Config struct {
 // that names the variable at fault.
 func Load() (Config, error) {
 	var c Config
+	for old, name := range renamed {
+		if _, set := os.LookupEnv(old); set {
+			return c, fmt.Errorf("%s: renamed %s; set that instead", old, name)
+		}
+	}
 	if err := env.Parse(&c); err != nil {
 		return c, oneLine(err)
 	}
 	return c, c.Validate()
+}
+
+// renamed are settings whose name changed, so that one word names one
+// concept: an old name still set is refused rather than silently ignored.
+var renamed = map[string]string{
+	"COUNTERS_LIST_CACHE_TTL":     "COUNTERS_LIST_TTL",
+	"COUNTERS_COALESCE_MAX_BATCH": "COUNTERS_COALESCE_MAX_ROUND",
 }
 
 // Validate checks values that parse but make no sense.
@@ -70,7 +83,7 @@ func (c Config) Validate() error {
 		d    time.Duration
 	}{
 		{"COUNTERS_MYSQL_TIMEOUT", c.MySQLTimeout}, {"COUNTERS_REDIS_TIMEOUT", c.RedisTimeout},
-		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_CACHE_TTL", c.ListCacheTTL},
+		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_TTL", c.ListTTL},
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
 	}
 	for _, p := range positive {
@@ -81,8 +94,8 @@ func (c Config) Validate() error {
 	if c.MySQLMaxConns < 1 {
 		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")
 	}
-	if c.CoalesceBatch < 1 || c.CoalesceFlight < 1 {
-		return errors.New("COUNTERS_COALESCE_MAX_BATCH and COUNTERS_COALESCE_MAX_INFLIGHT: must be at least 1")
+	if c.CoalesceRound < 1 || c.CoalesceFlight < 1 {
+		return errors.New("COUNTERS_COALESCE_MAX_ROUND and COUNTERS_COALESCE_MAX_INFLIGHT: must be at least 1")
 	}
 	if c.CoalesceFlight > c.MySQLMaxConns {
 		return errors.New("COUNTERS_COALESCE_MAX_INFLIGHT: must not exceed COUNTERS_MYSQL_MAX_CONNS")

@@ -1,17 +1,26 @@
-package counters
+// Package coalesce turns concurrent increments into few MySQL statements:
+// a counters.Store wrapper, added at wiring time in front of the store (and
+// its cache), that queues increments while statements run and applies each
+// counter's queued steps as one sum. It is tuned to how InnoDB locks rows and
+// groups commits; it knows nothing of SQL, Redis or HTTP.
+package coalesce
 
 import (
 	"context"
 	"slices"
 	"sync"
-	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersvc/counters"
+	"countersvc/internal/deadline"
 )
 
-// CoalesceOptions tune the coalescer.
-type CoalesceOptions struct {
-	// MaxBatch bounds how many queued increments one statement or
-	// transaction carries. Default 1024.
-	MaxBatch int
+// Options tune the coalescer.
+type Options struct {
+	// MaxRound bounds how many queued increments one round (one statement
+	// or transaction) carries. Default 1024.
+	MaxRound int
 	// MaxInFlight bounds how many statements or transactions run at once.
 	// Default 4.
 	MaxInFlight int
@@ -20,35 +29,46 @@ type CoalesceOptions struct {
 	// so a second statement can take the lock while the first one's flush
 	// is under way, and both flushes share one group commit.
 	MaxPerCounter int
-	// Timeout bounds a batch's statement when no waiter has a deadline.
-	// Default 5s.
-	Timeout time.Duration
-	// Observe, when set, is told of every statement the coalescer sends:
-	// its kind ("alone": a request that found the service idle; "counter":
-	// one counter's queued increments; "many": several counters in one
-	// transaction; "split": one request of a batch that had to be split),
-	// how many counters and how many increments it carried.
-	Observe func(kind string, counters, increments int)
+	// Registerer, when set, gets the coalescer's metrics (see metrics.go).
+	Registerer prometheus.Registerer
+}
+
+// Store is a counters.Store whose increments are coalesced; the other
+// methods go straight to the store it wraps.
+type Store struct {
+	counters.Store
+	c *coalescer
+}
+
+// New wraps store.
+func New(store counters.Store, o Options) *Store {
+	return &Store{Store: store, c: newCoalescer(store, o)}
+}
+
+// Increment implements counters.Store through the queue.
+func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	return s.c.Increment(ctx, name, by)
 }
 
 // coalescer turns concurrent increments into few statements. While
-// MaxInFlight statements run, further increments queue; the next batch takes
+// MaxInFlight statements run, further increments queue; the next round takes
 // everything queued and applies, per counter, the sum of its increments in
 // one LAST_INSERT_ID statement (one counter) or in one transaction (many
 // counters). Each waiter gets the value its own increment produced, as if
 // the increments had run one after another. There is no timer: a lone
-// request goes straight through, so idle latency does not grow, and batches
+// request goes straight through, so idle latency does not grow, and rounds
 // grow only as load does.
 type coalescer struct {
-	store Store
-	opts  CoalesceOptions
+	store   counters.Store
+	opts    Options
+	metrics *metrics
 
 	mu       sync.Mutex
 	pending  []*waiter
 	inFlight int
 	// busy counts the in-flight statements per counter, at most
 	// MaxPerCounter: more would only queue on the row lock, while their
-	// increments could have joined a later, larger batch.
+	// increments could have joined a later, larger round.
 	busy map[string]int
 }
 
@@ -56,7 +76,7 @@ type waiter struct {
 	ctx   context.Context
 	name  string
 	by    int64
-	taken bool // removed from pending by a batch; guarded by coalescer.mu
+	taken bool // removed from pending by a round; guarded by coalescer.mu
 	done  chan result
 }
 
@@ -65,9 +85,9 @@ type result struct {
 	err   error
 }
 
-func newCoalescer(store Store, o CoalesceOptions) *coalescer {
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 1024
+func newCoalescer(store counters.Store, o Options) *coalescer {
+	if o.MaxRound <= 0 {
+		o.MaxRound = 1024
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 4
@@ -75,10 +95,7 @@ func newCoalescer(store Store, o CoalesceOptions) *coalescer {
 	if o.MaxPerCounter <= 0 {
 		o.MaxPerCounter = 2
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Second
-	}
-	return &coalescer{store: store, opts: o, busy: map[string]int{}}
+	return &coalescer{store: store, opts: o, busy: map[string]int{}, metrics: newMetrics(o.Registerer)}
 }
 
 // Increment applies by to name through the queue.
@@ -89,7 +106,7 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 		c.inFlight++
 		c.busy[name]++
 		c.mu.Unlock()
-		c.observe("alone", 1, 1)
+		c.observe("alone", 1)
 		v, err := c.store.Increment(ctx, name, by)
 		c.finish(name)
 		return v, err
@@ -111,18 +128,16 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 	defer c.mu.Unlock()
 	if !w.taken {
 		c.pending = slices.DeleteFunc(c.pending, func(p *waiter) bool { return p == w })
-		return 0, Wrap(EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; nothing was changed.")
+		return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; nothing was changed.")
 	}
-	return 0, Wrap(EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; the change may or may not have been applied.")
+	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; the change may or may not have been applied.")
 }
 
 // spawnAt is how many increments must be queued per statement in flight
 // before another statement starts beside them. Below it, the queue waits
-// for a running batch to end and joins the next one: fewer, larger batches,
-// which is what makes a commit cheap per increment. MariaDB spends about
-// 100 µs of CPU on a statement and its commit however few rows it carries,
-// and 8 µs per row, so at 64 connections batches of about 31 (this value)
-// rather than 18 (at 16) cut its CPU per increment by a third; the queue
+// for a running round to end and joins the next one: fewer, larger rounds,
+// which is what makes a commit cheap per increment, since a statement and
+// its commit cost the server far more than one more row in it. The queue
 // still grows a second statement when one stalls, say on a row lock.
 const spawnAt = 64
 
@@ -139,35 +154,35 @@ func (c *coalescer) finish(name string) {
 	c.inFlight--
 }
 
-// drain runs batches until the queue is empty, then gives up its slot.
+// drain runs rounds until the queue is empty, then gives up its slot.
 func (c *coalescer) drain() {
 	for {
 		c.mu.Lock()
-		batch := c.takeBatch()
-		if len(batch) == 0 {
+		round := c.takeRound()
+		if len(round) == 0 {
 			c.inFlight--
 			c.mu.Unlock()
 			return
 		}
 		c.mu.Unlock()
-		c.run(batch)
+		c.run(round)
 		c.mu.Lock()
-		for _, g := range uniqueNames(batch) {
+		for _, g := range uniqueNames(round) {
 			c.release(g)
 		}
 		c.mu.Unlock()
 	}
 }
 
-// takeBatch removes up to MaxBatch waiters from the queue, in arrival order.
+// takeRound removes up to MaxRound waiters from the queue, in arrival order.
 // Per counter it takes only a run of increments of one sign (zeros join
 // either): the partial sums of such a run lie between the counter's old and
 // new value, so if those two are in range every intermediate value was too,
-// and the batch is equivalent to running its increments one by one. The
+// and the round is equivalent to running its increments one by one. The
 // first increment of another sign waits, with all later ones of its counter,
-// for the next batch. Caller holds mu.
-func (c *coalescer) takeBatch() []*waiter {
-	var batch []*waiter
+// for the next round. Caller holds mu.
+func (c *coalescer) takeRound() []*waiter {
+	var round []*waiter
 	sign := map[string]int{}
 	closed := map[string]bool{}
 	rest := c.pending[:0]
@@ -179,7 +194,7 @@ func (c *coalescer) takeBatch() []*waiter {
 			continue
 		}
 		s := signOf(w.by)
-		if len(batch) >= c.opts.MaxBatch || closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter ||
+		if len(round) >= c.opts.MaxRound || closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter ||
 			(s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
 			closed[w.name] = true
 			rest = append(rest, w)
@@ -189,14 +204,14 @@ func (c *coalescer) takeBatch() []*waiter {
 			sign[w.name] = s
 		}
 		w.taken = true
-		batch = append(batch, w)
+		round = append(round, w)
 	}
-	for _, name := range uniqueNames(batch) {
+	for _, name := range uniqueNames(round) {
 		c.busy[name]++
 	}
 	clear(c.pending[len(rest):])
 	c.pending = rest
-	return batch
+	return round
 }
 
 // release ends one in-flight statement of name. Caller holds mu.
@@ -206,10 +221,10 @@ func (c *coalescer) release(name string) {
 	}
 }
 
-func uniqueNames(batch []*waiter) []string {
+func uniqueNames(round []*waiter) []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, w := range batch {
+	for _, w := range round {
 		if !seen[w.name] {
 			seen[w.name] = true
 			names = append(names, w.name)
@@ -228,7 +243,7 @@ func signOf(v int64) int {
 	return 0
 }
 
-// group is one counter's waiters within a batch.
+// group is one counter's waiters within a round.
 type group struct {
 	name    string
 	waiters []*waiter
@@ -236,10 +251,10 @@ type group struct {
 	ok      bool // false: the sum overflows int64, run one by one
 }
 
-func groupBatch(batch []*waiter) []*group {
+func groupRound(round []*waiter) []*group {
 	byName := map[string]*group{}
 	var groups []*group
-	for _, w := range batch {
+	for _, w := range round {
 		g := byName[w.name]
 		if g == nil {
 			g = &group{name: w.name, ok: true}
@@ -248,25 +263,17 @@ func groupBatch(batch []*waiter) []*group {
 		}
 		g.waiters = append(g.waiters, w)
 		if g.ok {
-			g.sum, g.ok = addChecked(g.sum, w.by)
+			g.sum, g.ok = counters.Add(g.sum, w.by)
 		}
 	}
 	return groups
 }
 
-func addChecked(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
-}
-
-// run applies one batch and answers all its waiters.
-func (c *coalescer) run(batch []*waiter) {
-	ctx, cancel := c.batchContext(batch)
+// run applies one round and answers all its waiters.
+func (c *coalescer) run(round []*waiter) {
+	ctx, cancel := deadline.Latest(round, func(w *waiter) context.Context { return w.ctx })
 	defer cancel()
-	groups := groupBatch(batch)
+	groups := groupRound(round)
 	var multi []*group
 	for _, g := range groups {
 		if g.ok && len(groups) > 1 {
@@ -282,13 +289,13 @@ func (c *coalescer) run(batch []*waiter) {
 		c.runGroup(ctx, multi[0])
 		return
 	}
-	incs := make([]Increment, len(multi))
+	incs := make([]counters.Increment, len(multi))
 	for i, g := range multi {
-		incs[i] = Increment{Name: g.name, By: g.sum}
+		incs[i] = counters.Increment{Name: g.name, By: g.sum}
 	}
-	c.observe("many", len(multi), countWaiters(multi))
+	c.observe("many", countWaiters(multi))
 	values, err := c.store.IncrementMany(ctx, incs)
-	if ErrorCode(err) == EOUTOFRANGE {
+	if counters.ErrorCode(err) == counters.EOUTOFRANGE {
 		// Some counter's sum breaks a bound or int64: find out which, and
 		// what each request would have got alone, counter by counter.
 		for _, g := range multi {
@@ -309,28 +316,26 @@ func (c *coalescer) run(batch []*waiter) {
 // increment alone when the sum cannot tell who would have failed.
 func (c *coalescer) runGroup(ctx context.Context, g *group) {
 	if g.ok && len(g.waiters) > 0 {
-		c.observe("counter", 1, len(g.waiters))
+		c.observe("counter", len(g.waiters))
 		v, err := c.store.Increment(ctx, g.name, g.sum)
 		if err == nil {
 			g.answer(v)
 			return
 		}
-		if ErrorCode(err) != EOUTOFRANGE || len(g.waiters) == 1 {
+		if counters.ErrorCode(err) != counters.EOUTOFRANGE || len(g.waiters) == 1 {
 			g.fail(err)
 			return
 		}
 	}
 	for _, w := range g.waiters {
-		c.observe("split", 1, 1)
+		c.observe("split", 1)
 		v, err := c.store.Increment(ctx, g.name, w.by)
 		w.done <- result{value: v, err: err}
 	}
 }
 
-func (c *coalescer) observe(kind string, counters, increments int) {
-	if c.opts.Observe != nil {
-		c.opts.Observe(kind, counters, increments)
-	}
+func (c *coalescer) observe(kind string, increments int) {
+	c.metrics.observe(kind, increments)
 }
 
 func countWaiters(groups []*group) int {
@@ -355,19 +360,4 @@ func (g *group) fail(err error) {
 	for _, w := range g.waiters {
 		w.done <- result{err: err}
 	}
-}
-
-// batchContext lets a batch's statement run until the latest deadline of
-// its waiters: a waiter that gives up must not cancel the others' work.
-func (c *coalescer) batchContext(batch []*waiter) (context.Context, context.CancelFunc) {
-	deadline := time.Time{}
-	for _, w := range batch {
-		if d, ok := w.ctx.Deadline(); ok && d.After(deadline) {
-			deadline = d
-		}
-	}
-	if deadline.IsZero() {
-		deadline = time.Now().Add(c.opts.Timeout)
-	}
-	return context.WithDeadline(context.Background(), deadline)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/config"
+	"countersvc/internal/config"
 )
 
 func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {

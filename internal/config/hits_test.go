@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/config"
+	"countersvc/internal/config"
 )
 
 func TestHitSettingsAreReadAndChecked(t *testing.T) {

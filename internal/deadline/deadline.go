@@ -1,0 +1,35 @@
+// Package deadline gives work done on behalf of many callers (a coalesced
+// round of increments, a group commit of tickets) the deadline it may run to.
+package deadline
+
+import (
+	"context"
+	"time"
+)
+
+// Default bounds shared work when none of its callers gave a deadline: a
+// caller without one still gets an answer, and a hung server cannot hold
+// the work forever. HTTP requests always carry their own (COUNTERS_MYSQL_TIMEOUT).
+const Default = 5 * time.Second
+
+// Latest returns a context, detached from the callers' cancellation, that
+// ends at the latest of their deadlines: every caller waits for the shared
+// work, so a caller that gives up early must not cut it short for the
+// others, and none may be cut off before its own time. A caller without a
+// deadline counts as Default from now.
+func Latest[T any](callers []T, ctx func(T) context.Context) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, c := range callers {
+		d, ok := ctx(c).Deadline()
+		if !ok {
+			d = time.Now().Add(Default)
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if latest.IsZero() {
+		latest = time.Now().Add(Default)
+	}
+	return context.WithDeadline(context.Background(), latest)
+}

@@ -1,0 +1,164 @@
+// Package wire is the one place that builds the service from its
+// configuration: main.go and the tests (internal/apptest) both call Build,
+// so what the tests run is what production runs.
+//
+// The wrappers of the counter store, from the bottom up:
+//
+//	storage (MySQL) -> cache (Redis read views, invalidated after writes)
+//	-> coalesce (concurrent increments as few statements) -> counters (validation)
+//	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
+package wire
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"countersvc/app"
+	"countersvc/cache"
+	"countersvc/coalesce"
+	"countersvc/counters"
+	"countersvc/internal/config"
+	"countersvc/storage"
+	"countersvc/tickets"
+)
+
+// Service is the running service: its HTTP application and the parts tests
+// look into.
+type Service struct {
+	App      *fiber.App
+	Registry *prometheus.Registry
+
+	DB          *sql.DB
+	Store       *storage.CounterStore // the MySQL store, under every wrapper
+	Cache       *cache.Store          // nil without Redis
+	Counters    counters.Service
+	TicketStore *storage.TicketStore
+	Tickets     tickets.Service
+
+	closers []func() error // in the order Close runs them
+}
+
+// Build opens MySQL (migrating it) and Redis, and builds the service on
+// them. ctx bounds the start-up and, when it ends, stops the background
+// work (the purge of expired idempotency keys). On error, everything opened
+// so far is closed again.
+func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service, err error) {
+	s := &Service{Registry: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// MySQL: the store of record.
+	s.DB, err = storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening MySQL: %w", err)
+	}
+	s.onClose(s.DB.Close)
+	s.Registry.MustRegister(collectors.NewDBStatsCollector(s.DB, "counters"))
+	if s.Store, err = storage.NewCounterStore(ctx, s.DB); err != nil {
+		return nil, fmt.Errorf("preparing statements: %w", err)
+	}
+	s.onClose(s.Store.Close)
+	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
+	var store counters.Store = s.Store
+
+	// Redis: read views in front of the store, and the page-hit limits.
+	var rdb redis.UniversalClient
+	if cfg.RedisURL == "" {
+		log.Info("redis cache disabled: COUNTERS_REDIS_URL is empty")
+	} else {
+		cache.LogRedisTo(log)
+		if rdb, err = cache.NewClient(cfg.RedisURL, cfg.RedisTimeout); err != nil {
+			return nil, err
+		}
+		s.onClose(rdb.Close)
+		s.Cache = cache.New(store, rdb, cache.Options{TTL: cfg.CacheTTL, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
+		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
+		store = s.Cache
+	}
+
+	// Coalescing: concurrent increments as few statements, above the cache
+	// so that one invalidation serves a whole round.
+	if cfg.Coalesce {
+		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry})
+	}
+	s.Counters = counters.NewService(store)
+
+	// Consumers of the counters service.
+	if s.TicketStore, err = storage.NewTicketStore(ctx, s.DB, storage.TicketStoreOptions{}); err != nil {
+		return nil, fmt.Errorf("opening the ticket store: %w", err)
+	}
+	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
+	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
+	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
+
+	// HTTP.
+	o := app.Options{
+		Counters:   s.Counters,
+		Tickets:    s.Tickets,
+		Log:        log,
+		Registry:   s.Registry,
+		APIToken:   cfg.APIToken,
+		BodyLimit:  cfg.BodyLimit,
+		DBTimeout:  cfg.MySQLTimeout,
+		ListTTL:    cfg.ListTTL,
+		MySQLCheck: s.DB.PingContext,
+
+		PublicPrefixes: cfg.PublicPrefixes,
+		TrustedProxies: proxies,
+		HitLimiter:     hitLimiter,
+		HitDeduper:     hitDeduper,
+	}
+	if s.Cache != nil {
+		o.RedisCheck = s.Cache.Check
+	}
+	s.App = app.New(o)
+	return s, nil
+}
+
+// purgeEvery is how often expired idempotency keys are deleted.
+const purgeEvery = time.Minute
+
+// Close releases what Build opened, last opened first: the cache before
+// the Redis client, the statements before MySQL. The HTTP application is
+// the caller's to shut down first.
+func (s *Service) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+func (s *Service) onClose(f func() error) { s.closers = append(s.closers, f) }
+
+// hitLimits builds the page-hit abuse limits. Without Redis there are none:
+// the state must be shared by every process, and counting must not depend
+// on anything but MySQL. A setting of 0 turns a limit off.
+func hitLimits(cfg config.Config, rdb redis.UniversalClient) (counters.HitLimiter, counters.HitDeduper) {
+	if rdb == nil {
+		return nil, nil
+	}
+	var limiter counters.HitLimiter
+	var deduper counters.HitDeduper
+	if cfg.HitsRateLimit > 0 {
+		limiter = cache.NewRateLimiter(rdb, cfg.HitsRateLimit, cfg.HitsRateWindow, cfg.RedisTimeout)
+	}
+	if cfg.HitsDedupWindow > 0 {
+		deduper = cache.NewDeduper(rdb, cfg.HitsDedupWindow, cfg.RedisTimeout)
+	}
+	return limiter, deduper
+}
