@@ -3,7 +3,7 @@ package app
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/badge"
+	"countersvc/app/badge"
 	"countersvc/counters"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"countersvc/app"
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
-	"countersvc/web"
 )
 
 // hitValue is the value a hit answered, failing the test on anything but 200.
@@ -280,8 +280,8 @@ func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
 	if got := res.Header.Get("Access-Control-Allow-Origin"); got != "*" {
 		t.Errorf("Access-Control-Allow-Origin %q", got)
 	}
-	if !bytes.Equal(res.Body, web.SnippetJS) {
-		t.Errorf("body is not web.SnippetJS")
+	if !bytes.Equal(res.Body, app.SnippetJS) {
+		t.Errorf("body is not the embedded snippet.js")
 	}
 }
 

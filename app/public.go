@@ -1,12 +1,13 @@
 package app
 
 import (
+	_ "embed"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
-	"countersvc/web"
 )
 
 // snippetCacheControl lets browsers and CDNs keep the script a while; a changed
@@ -35,9 +36,15 @@ var preflight = cors.New(cors.Config{
 	MaxAge:        86400,
 })
 
+// snippetJS is the page-hit script served at GET /v1/snippet.js, embedded
+// so that the binary is self-contained.
+//
+//go:embed snippet.js
+var snippetJS []byte
+
 func snippet(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/javascript; charset=utf-8")
-	return c.Send(web.SnippetJS)
+	return c.Send(snippetJS)
 }
 
 // routePublic registers the public endpoints. They take no token: the

@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
+	"countersvc/internal/testenv"
 )
 
 type boardBody struct {
@@ -356,5 +360,64 @@ func TestTicketEndpointsNeedTheBearerToken(t *testing.T) {
 	r := env.Do(t, "POST", "/v1/boards", `{"company_id": 1, "slug": "NINJA", "title": "t"}`, "Authorization: Bearer s3cret")
 	if r.Status != 201 {
 		t.Fatalf("with the token: %d %s", r.Status, r.Body)
+	}
+}
+
+// A ticket that was not found is not remembered: it is found once created.
+func TestTicketNotFoundIsFoundOnceCreated(t *testing.T) {
+	e := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
+	board := createBoard(t, e, 1, "ROCK").ID
+	path := fmt.Sprintf("/v1/boards/%d/tickets/1", board)
+	if got := e.Do(t, "GET", path, ""); got.Status != 404 {
+		t.Fatalf("before: %d", got.Status)
+	}
+	createTicket(t, e, board, "a ticket")
+	if got := e.Do(t, "GET", path, ""); got.Status != 200 {
+		t.Fatalf("after create: %d %s", got.Status, got.Body)
+	}
+}
+
+// Readers race a delete: no read that starts after the delete was answered
+// returns the ticket.
+func TestNoReadAfterAnAnsweredDeleteReturnsTheTicket(t *testing.T) {
+	e := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
+	board := createBoard(t, e, 1, "RACE").ID
+	for round := 0; round < 10; round++ {
+		n := createTicket(t, e, board, "a ticket").LocalID
+		path := fmt.Sprintf("/v1/boards/%d/tickets/%d", board, n)
+		var deletedAt atomic.Int64 // unix nanos of the DELETE's answer; 0 before
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					start := time.Now().UnixNano()
+					got, err := e.TryDo("GET", path, "")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if d := deletedAt.Load(); d != 0 && start > d && got.Status != 404 {
+						t.Errorf("round %d: a read that began after the delete was answered got %d", round, got.Status)
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		if got := e.Do(t, "DELETE", path, ""); got.Status != 204 {
+			t.Fatalf("DELETE: %d", got.Status)
+		}
+		deletedAt.Store(time.Now().UnixNano())
+		time.Sleep(30 * time.Millisecond)
+		close(stop)
+		wg.Wait()
 	}
 }

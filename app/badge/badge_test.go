@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"countersvc/badge"
+	"countersvc/app/badge"
 )
 
 // parsed is what a badge looks like to an XML reader.
