@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 
 	"countersvc/counters"
 )
@@ -51,7 +50,7 @@ func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters
 		args = append(args, n, now, now)
 	}
 	_, err := tx.ExecContext(ctx, "INSERT INTO counter (name, value, created_at, updated_at) VALUES "+
-		repeat("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
+		placeholders("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +83,8 @@ func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters
 	for _, n := range names {
 		args = append(args, n)
 	}
-	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+repeat("WHEN ? THEN ?", " ", len(names))+
-		" END, updated_at = ? WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+placeholders("WHEN ? THEN ?", " ", len(names))+
+		" END, updated_at = ? WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +97,7 @@ func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string
 	for i, n := range names {
 		args[i] = n
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,11 +117,6 @@ func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string
 		return nil, errAgain // cannot happen while the rows are locked; be safe
 	}
 	return byName, nil
-}
-
-// repeat joins n copies of an SQL fragment with sep.
-func repeat(fragment, sep string, n int) string {
-	return strings.Repeat(fragment+sep, n-1) + fragment
 }
 
 // add returns a+b and whether it fits in an int64.

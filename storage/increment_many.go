@@ -59,13 +59,10 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strin
 	q.WriteString("SET @counters_now = ?;\n")
 	q.WriteString(begin)
 	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
+	q.WriteString(placeholders("(?, ?, @counters_now, @counters_now)", ", ", len(sorted)))
 	args := make([]any, 0, 1+len(sorted)*3)
 	args = append(args, s.now())
-	for i, d := range sorted {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(?, ?, @counters_now, @counters_now)")
+	for _, d := range sorted {
 		args = append(args, d.Name, d.By)
 	}
 	q.WriteString(upsertManyUpdate)
@@ -99,7 +96,7 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
 	q, args := s.upsertMany("START TRANSACTION;\n", sorted)
 	q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
-	q.WriteString(placeholders(len(sorted)))
+	q.WriteString(placeholders("?", ", ", len(sorted)))
 	q.WriteString(");\nCOMMIT")
 	for _, d := range sorted {
 		args = append(args, d.Name)
@@ -158,8 +155,4 @@ func scanResultSets(rows *sql.Rows) (map[string]int64, error) {
 		}
 	}
 	return values, rows.Err()
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

@@ -16,10 +16,13 @@ const erNoReferencedRow2 = 1452
 
 const insertTicketSQL = "INSERT INTO ticket (board_id, local_id, title, description, created_at) VALUES "
 
+// ticketRow is the placeholders of one row of insertTicketSQL.
+const ticketRow = "(?, ?, ?, ?, ?)"
+
 // insertOne writes one row in autocommit mode: one round trip, and the id
 // comes back in the OK packet.
 func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
-	res, err := g.db.ExecContext(ctx, insertTicketSQL+"(?, ?, ?, ?, ?)",
+	res, err := g.db.ExecContext(ctx, insertTicketSQL+ticketRow,
 		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
 	if err != nil {
 		return ticketRowError(err, t)
@@ -81,17 +84,11 @@ func (g *ticketInserter) insertThenRead(ctx context.Context, batch []*queuedTick
 }
 
 func multiRowInsert(batch []*queuedTicket) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString(insertTicketSQL)
 	args := make([]any, 0, 5*len(batch))
-	for i, q := range batch {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?, ?)")
+	for _, q := range batch {
 		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
 	}
-	return sb.String(), args
+	return insertTicketSQL + placeholders(ticketRow, ", ", len(batch)), args
 }
 
 // selectTicketIDs reads the ids of the batch's rows, one condition per
@@ -113,7 +110,7 @@ func selectTicketIDs(batch []*queuedTicket) (string, []any) {
 			sb.WriteString(" OR ")
 		}
 		locals := byBoard[b]
-		sb.WriteString("(board_id = ? AND local_id IN (?" + strings.Repeat(", ?", len(locals)-1) + "))")
+		sb.WriteString("(board_id = ? AND local_id IN (" + placeholders("?", ", ", len(locals)) + "))")
 		args = append(args, b)
 		for _, l := range locals {
 			args = append(args, l)

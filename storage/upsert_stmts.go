@@ -23,7 +23,7 @@ var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 func upsertReturningSQL(rows int) string {
 	var q strings.Builder
 	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
-	q.WriteString(strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", rows), ", "))
+	q.WriteString(placeholders("(?, ?, ?, ?)", ", ", rows))
 	q.WriteString(upsertManyUpdate)
 	q.WriteString("VALUES(updated_at)\nRETURNING name, value")
 	return q.String()
