@@ -12,7 +12,7 @@ import (
 func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
 	var values []int64
 	err := s.withRetry(ctx, func(tx *sql.Tx) (err error) {
-		values, err = s.BatchTx(ctx, tx, items)
+		values, err = s.batchTx(ctx, tx, items)
 		return err
 	})
 	if err != nil {
@@ -21,7 +21,7 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 	return values, nil
 }
 
-// BatchTx applies the increments inside tx in three statements, whatever
+// batchTx applies the increments inside tx in three statements, whatever
 // the batch's size:
 //
 //  1. lock every counter of the batch, creating the missing ones at 0, in
@@ -36,7 +36,7 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 // An item that fails returns its error (see counters.ItemError) before
 // anything is written; the caller rolls back, which also removes the
 // counters step 1 created.
-func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
+func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = it.Name

@@ -27,21 +27,13 @@ ON DUPLICATE KEY UPDATE
 
 const counterColumns = "name, value, min_value, max_value, created_at, updated_at"
 
-// querier is what *sql.DB, *sql.Conn and *sql.Tx have in common, so that the
-// statements below run alone or inside a caller's transaction.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // CounterStore implements counters.Store on MySQL.
 type CounterStore struct {
-	db        *sql.DB
-	increment *sql.Stmt
-	upserts   *preparedUpserts // many counters at once, where Returning
-	keys      *keyGate         // one request per idempotency key in MySQL
-	Now       func() time.Time // injectable clock
+	db            *sql.DB
+	incrementStmt *sql.Stmt        // incrementSQL
+	upserts       *preparedUpserts // many counters at once, where Returning
+	keys          *keyGate         // one request per idempotency key in MySQL
+	Now           func() time.Time // injectable clock
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
 	KeyRetention time.Duration
@@ -67,36 +59,35 @@ func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
 		incr.Close()
 		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
 	}
-	return &CounterStore{db: db, increment: incr, upserts: newPreparedUpserts(db), keys: newKeyGate(), Now: time.Now,
+	return &CounterStore{db: db, incrementStmt: incr, upserts: newPreparedUpserts(db), keys: newKeyGate(), Now: time.Now,
 		KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
 }
 
 // Close releases the prepared statements.
-func (s *CounterStore) Close() error { return errors.Join(s.increment.Close(), s.upserts.Close()) }
+func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(), s.upserts.Close()) }
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 // Increment implements counters.Store.
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	now := s.now()
-	res, err := s.increment.ExecContext(ctx, name, by, now, now, by, by, by)
-	if err != nil {
-		return 0, mapError("storage.Increment", err, true)
-	}
-	v, err := res.LastInsertId()
+	v, err := s.increment(ctx, nil, name, by)
 	return v, mapError("storage.Increment", err, true)
 }
 
-// IncrementTx runs the increment statement inside tx, for callers that must
-// commit it together with other changes.
-func (s *CounterStore) IncrementTx(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
-	now := s.now()
-	res, err := tx.StmtContext(ctx, s.increment).ExecContext(ctx, name, by, now, now, by, by, by)
-	if err != nil {
-		return 0, mapError("storage.IncrementTx", err, true)
+// increment runs incrementSQL on its own, or inside tx when tx is not nil
+// (for callers that must commit it together with other changes), and
+// returns the value it produced.
+func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
+	stmt := s.incrementStmt
+	if tx != nil {
+		stmt = tx.StmtContext(ctx, stmt)
 	}
-	v, err := res.LastInsertId()
-	return v, mapError("storage.IncrementTx", err, true)
+	now := s.now()
+	res, err := stmt.ExecContext(ctx, name, by, now, now, by, by, by)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // Get implements counters.Store.
@@ -115,7 +106,7 @@ func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*count
 		var c *counters.Counter
 		var created bool
 		err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
-			c, created, err = s.SetTx(ctx, tx, req)
+			c, created, err = s.setTx(ctx, tx, req)
 			return err
 		})
 		if (isDuplicate(err) || isRetryable(err)) && !req.CreateOnly && attempt < 5 {
@@ -128,9 +119,9 @@ func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*count
 	}
 }
 
-// SetTx sets a counter inside tx; see Set. A duplicate-key error means another
+// setTx sets a counter inside tx; see Set. A duplicate-key error means another
 // transaction created the counter first: the caller retries or reports it.
-func (s *CounterStore) SetTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
+func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
 	now := s.now()
 	var value int64
 	var minV, maxV sql.NullInt64

@@ -85,7 +85,7 @@ func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Id
 // IncrementOnce implements counters.Store.
 func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64, render counters.RenderValue) (counters.Answer, error) {
 	return s.once(ctx, "storage.IncrementOnce", key, func(tx *sql.Tx) (counters.Answer, error) {
-		v, err := s.IncrementTx(ctx, tx, name, by)
+		v, err := s.increment(ctx, tx, name, by)
 		if err != nil {
 			return counters.Answer{}, err
 		}
@@ -96,7 +96,7 @@ func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempoten
 // SetOnce implements counters.Store.
 func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest, render counters.RenderSet) (counters.Answer, error) {
 	return s.once(ctx, "storage.SetOnce", key, func(tx *sql.Tx) (counters.Answer, error) {
-		c, created, err := s.SetTx(ctx, tx, req)
+		c, created, err := s.setTx(ctx, tx, req)
 		switch {
 		case isDuplicate(err) && req.CreateOnly:
 			return counters.Answer{}, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
@@ -112,7 +112,7 @@ func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, re
 // BatchOnce implements counters.Store.
 func (s *CounterStore) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment, render counters.RenderBatch) (counters.Answer, error) {
 	return s.once(ctx, "storage.BatchOnce", key, func(tx *sql.Tx) (counters.Answer, error) {
-		values, err := s.BatchTx(ctx, tx, items)
+		values, err := s.batchTx(ctx, tx, items)
 		if err != nil {
 			return counters.Answer{}, err
 		}
