@@ -11,7 +11,7 @@ import (
 // Batch implements counters.Store.
 func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
 	var values []int64
-	err := s.withRetry(ctx, func(tx *sql.Tx) (err error) {
+	err := s.retryTx(ctx, "storage.Batch", func(tx *sql.Tx) (err error) {
 		values, err = s.batchTx(ctx, tx, items)
 		return err
 	})

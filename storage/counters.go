@@ -68,9 +68,14 @@ func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// Increment implements counters.Store.
+// Increment implements counters.Store. A deadlock rolls the statement back
+// whole, so it is run again like any transaction (see retry).
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	v, err := s.increment(ctx, nil, name, by)
+	var v int64
+	err := retry(ctx, "storage.Increment", func() (err error) {
+		v, err = s.increment(ctx, nil, name, by)
+		return err
+	})
 	return v, mapError("storage.Increment", err, true)
 }
 
@@ -99,28 +104,24 @@ func (s *CounterStore) Get(ctx context.Context, name string) (*counters.Counter,
 	return c, mapError("storage.Get", err, false)
 }
 
-// Set implements counters.Store. It retries when a concurrent Set created the
-// counter between its read and its insert.
+// Set implements counters.Store. It runs again when a concurrent Set created
+// the counter between its read and its insert.
 func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	for attempt := 0; ; attempt++ {
-		var c *counters.Counter
-		var created bool
-		err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
-			c, created, err = s.setTx(ctx, tx, req)
-			return err
-		})
-		if (isDuplicate(err) || isRetryable(err)) && !req.CreateOnly && attempt < 5 {
-			continue
-		}
-		if isDuplicate(err) {
-			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
-		}
-		return c, created, mapError("storage.Set", err, true)
+	var c *counters.Counter
+	var created bool
+	err := s.retryTx(ctx, "storage.Set", func(tx *sql.Tx) (err error) {
+		c, created, err = s.setTx(ctx, tx, req)
+		return err
+	})
+	if err != nil {
+		return nil, false, mapError("storage.Set", err, true)
 	}
+	return c, created, nil
 }
 
-// setTx sets a counter inside tx; see Set. A duplicate-key error means another
-// transaction created the counter first: the caller retries or reports it.
+// setTx sets a counter inside tx; see Set. When another transaction created
+// the counter first, it returns ECONFLICT for a create-only request and
+// errAgain for any other: run again, the counter now exists.
 func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
 	now := s.now()
 	var value int64
@@ -133,7 +134,12 @@ func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 		c := &counters.Counter{Name: req.Name, Value: req.Value, Min: boundOrNil(req.Min), Max: boundOrNil(req.Max), CreatedAt: now, UpdatedAt: now}
 		_, err := tx.ExecContext(ctx, "INSERT INTO counter ("+counterColumns+") VALUES (?, ?, ?, ?, ?, ?)",
 			c.Name, c.Value, nullable(c.Min), nullable(c.Max), now, now)
-		if err != nil {
+		switch {
+		case isDuplicate(err) && req.CreateOnly:
+			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+		case isDuplicate(err):
+			return nil, false, errAgain
+		case err != nil:
 			return nil, false, err
 		}
 		return c, true, nil

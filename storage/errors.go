@@ -34,13 +34,6 @@ func mysqlErrNumber(err error) uint16 {
 
 func isDuplicate(err error) bool { return mysqlErrNumber(err) == erDupEntry }
 
-// isRetryable reports a transient transaction failure that a retry of the
-// whole transaction resolves.
-func isRetryable(err error) bool {
-	n := mysqlErrNumber(err)
-	return n == erLockDeadlock || n == erLockWaitTimeout
-}
-
 // mapError turns a driver error into a domain error with a client-safe
 // message; the cause stays inside for the log. write says whether the
 // statement may have changed something, which the 503 message must admit.

@@ -23,7 +23,7 @@ func (s *CounterStore) once(ctx context.Context, op string, key counters.Idempot
 	}
 	defer leave()
 	var ans counters.Answer
-	err = s.withRetry(ctx, func(tx *sql.Tx) error {
+	err = s.retryTx(ctx, op, func(tx *sql.Tx) error {
 		prior, err := s.claimKey(ctx, tx, key)
 		if err != nil || prior != nil {
 			ans = deref(prior)
@@ -50,36 +50,46 @@ func (s *CounterStore) once(ctx context.Context, op string, key counters.Idempot
 // it then meets the committed row (and returns its answer) or, when this
 // one rolled back, claims the key itself. A recorded key comes back as its
 // answer, or ECONFLICT when it was recorded for another request. An expired
-// row counts as absent: it is deleted and the key claimed anew.
+// row counts as absent: it is deleted and the key claimed anew. A row that
+// vanishes between the insert and the read (purged) returns errAgain: the
+// transaction, which has changed nothing yet, runs again.
 func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Idempotency) (*counters.Answer, error) {
 	now := s.now()
-	for range 3 {
+	insert := func() error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_key (idem_key, fingerprint, status, body, created_at, expires_at)
 			VALUES (?, ?, 0, '', ?, ?)`, key.Key, key.Fingerprint[:], now, now.Add(s.KeyRetention))
-		if !isDuplicate(err) {
-			return nil, err
-		}
-		var fingerprint []byte
-		var expires time.Time
-		a := counters.Answer{Replayed: true}
-		err = tx.QueryRowContext(ctx, "SELECT fingerprint, status, body, expires_at FROM idempotency_key WHERE idem_key = ?", key.Key).
-			Scan(&fingerprint, &a.Status, &a.Body, &expires)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			continue // purged in between: claim it
-		case err != nil:
-			return nil, err
-		case !expires.After(now):
-			if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_key WHERE idem_key = ? AND expires_at <= ?", key.Key, now); err != nil {
-				return nil, err
-			}
-			continue
-		case !bytes.Equal(fingerprint, key.Fingerprint[:]):
-			return nil, counters.Errorf(counters.ECONFLICT, "This Idempotency-Key was already used with a different request; use a new key for a new request.")
-		}
-		return &a, nil
+		return err
 	}
-	return nil, errAgain
+	err := insert()
+	if !isDuplicate(err) {
+		return nil, err // claimed, or failed
+	}
+	var fingerprint []byte
+	var expires time.Time
+	a := counters.Answer{Replayed: true}
+	err = tx.QueryRowContext(ctx, "SELECT fingerprint, status, body, expires_at FROM idempotency_key WHERE idem_key = ?", key.Key).
+		Scan(&fingerprint, &a.Status, &a.Body, &expires)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, errAgain
+	case err != nil:
+		return nil, err
+	case !expires.After(now):
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_key WHERE idem_key = ? AND expires_at <= ?", key.Key, now); err != nil {
+			return nil, err
+		}
+		// This transaction holds the deleted row's lock: a concurrent
+		// claim of the key waits for it, so this insert meets no row.
+		if err := insert(); isDuplicate(err) {
+			return nil, errAgain // be safe all the same
+		} else if err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case !bytes.Equal(fingerprint, key.Fingerprint[:]):
+		return nil, counters.Errorf(counters.ECONFLICT, "This Idempotency-Key was already used with a different request; use a new key for a new request.")
+	}
+	return &a, nil
 }
 
 // IncrementOnce implements counters.Store.
@@ -97,12 +107,7 @@ func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempoten
 func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest, render counters.RenderSet) (counters.Answer, error) {
 	return s.once(ctx, "storage.SetOnce", key, func(tx *sql.Tx) (counters.Answer, error) {
 		c, created, err := s.setTx(ctx, tx, req)
-		switch {
-		case isDuplicate(err) && req.CreateOnly:
-			return counters.Answer{}, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
-		case isDuplicate(err):
-			return counters.Answer{}, errAgain // created concurrently: now it exists
-		case err != nil:
+		if err != nil {
 			return counters.Answer{}, err
 		}
 		return render(c, created)

@@ -19,6 +19,7 @@ var _ counters.MultiIncrementer = (*CounterStore)(nil)
 // such writes lock in the same order and cannot deadlock each other; a
 // deadlock with some other writer is retried. The bounds check is the one of
 // the single-counter statement: NULL into NOT NULL fails the whole statement.
+// Both ways of writing are atomic, so a deadlock left nothing changed.
 func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delta) ([]int64, error) {
 	sorted := make([]counters.Delta, len(deltas))
 	copy(sorted, deltas)
@@ -29,13 +30,10 @@ func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Delt
 		write = s.incrementManyReturning
 	}
 	var values map[string]int64
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	err := retry(ctx, "storage.IncrementMany", func() (err error) {
 		values, err = write(ctx, sorted)
-		if !isRetryable(err) {
-			break
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return nil, mapError("storage.IncrementMany", err, true)
 	}
