@@ -38,10 +38,10 @@ type CounterStore struct {
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
 	KeyRetention time.Duration
 
-	// Returning says the server knows INSERT ... RETURNING, which lets a
-	// multi-counter increment read its new values in the same statement.
-	// NewCounterStore asks the server; tests clear it to exercise the path
-	// of servers without it (MySQL).
+	// Returning says the server hands back rows with INSERT ... RETURNING,
+	// which lets a multi-counter increment read its new values in the same
+	// statement. NewCounterStore asks the server (see supportsReturning);
+	// tests clear it to exercise the path of servers without it (MySQL).
 	Returning bool
 }
 

@@ -3,7 +3,9 @@ package storage_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"countersvc/counters"
@@ -269,4 +271,29 @@ func dbName(tb testing.TB, db *sql.DB) string {
 		tb.Fatal(err)
 	}
 	return n
+}
+
+// The probe for INSERT ... RETURNING writes a row, to see that it comes
+// back, and rolls it back; the stores sharing a pool ask the server once.
+func TestReturningIsProbedOncePerPoolAndLeavesNoRow(t *testing.T) {
+	s, db := mustOpenStore(t)
+	ctx := context.Background()
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	fmt.Sscanf(version, "%d.%d", &major, &minor)
+	want := strings.Contains(version, "MariaDB") && (major > 10 || major == 10 && minor >= 5)
+	if got := s.Returning; got != want {
+		t.Errorf("Returning = %v on %s, want %v", got, version, want)
+	}
+	var rows int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter").Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("counter rows after the probe = %d, %v; want 0", rows, err)
+	}
+	db.Close()
+	if _, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{}); err != nil {
+		t.Fatalf("NewTicketStore on the closed pool asked the server again: %v", err)
+	}
 }

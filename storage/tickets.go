@@ -34,7 +34,8 @@ type TicketStoreOptions struct {
 }
 
 // NewTicketStore returns a store on db, whose tables Open has migrated. It
-// asks the server whether it knows INSERT ... RETURNING.
+// asks the server whether INSERT ... RETURNING hands back rows, unless a
+// store on db asked before.
 func NewTicketStore(ctx context.Context, db *sql.DB, o TicketStoreOptions) (*TicketStore, error) {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 100
