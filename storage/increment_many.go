@@ -70,8 +70,9 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Delta) (*strin
 
 // incrementManyReturning is one statement, atomic on its own: RETURNING
 // hands back each row as the upsert left it, and a refused row rolls the
-// whole statement back, so no transaction is left open to clean up. Its
-// per-row cost is about half that of the upsert and SELECT below.
+// whole statement back, so no transaction is left open to clean up. The
+// server also finds each row once, where the upsert and SELECT below find
+// it twice.
 func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Delta) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error

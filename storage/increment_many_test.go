@@ -89,9 +89,9 @@ func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testin
 	})
 }
 
-// Batches are padded up to the size of a prepared statement, or sent as
-// text beyond the largest one: at every size each step applies once and
-// each counter gets its own value back.
+// Increments of many counters are padded up to the size of a prepared
+// statement, or sent as text beyond the largest one: at every size each
+// step applies once and each counter gets its own value back.
 func TestIncrementManyOfEverySizeAppliesEachStepOnce(t *testing.T) {
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
 		s, _ := open(dsn)

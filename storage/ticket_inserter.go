@@ -29,7 +29,7 @@ const (
 type ticketInserter struct {
 	db        *sql.DB
 	maxRows   int
-	returning bool // the server knows INSERT ... RETURNING (MariaDB 10.5+)
+	returning bool // INSERT ... RETURNING hands back rows (see supportsReturning)
 
 	mu      sync.Mutex
 	queue   []*queuedTicket
