@@ -84,3 +84,15 @@ func TestRetryStopsBeforeAPauseThatWouldOutlastTheDeadline(t *testing.T) {
 		t.Fatalf("message %q (%v), want %q", got, err, want)
 	}
 }
+
+// Work that is not retried, such as a single DELETE, also says that a
+// deadlock changed nothing.
+func TestARolledBackWriteSaysNothingWasChanged(t *testing.T) {
+	for _, err := range []error{deadlock, &mysql.MySQLError{Number: erLockWaitTimeout}} {
+		got := mapError("test", err, true)
+		if code, msg := counters.ErrorCode(got), counters.ErrorMessage(got); code != counters.EUNAVAILABLE ||
+			msg != "The change collided with concurrent changes; nothing was changed. Try again." {
+			t.Errorf("mapError(%v) = %q %q, want unavailable and nothing changed", err, code, msg)
+		}
+	}
+}
