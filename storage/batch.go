@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 
 	"countersvc/counters"
 )
@@ -12,8 +11,8 @@ import (
 // Batch implements counters.Store.
 func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
 	var values []int64
-	err := s.withRetry(ctx, func(tx *sql.Tx) (err error) {
-		values, err = s.BatchTx(ctx, tx, items)
+	err := s.retryTx(ctx, "storage.Batch", func(tx *sql.Tx) (err error) {
+		values, err = s.batchTx(ctx, tx, items)
 		return err
 	})
 	if err != nil {
@@ -22,7 +21,7 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 	return values, nil
 }
 
-// BatchTx applies the increments inside tx in three statements, whatever
+// batchTx applies the increments inside tx in three statements, whatever
 // the batch's size:
 //
 //  1. lock every counter of the batch, creating the missing ones at 0, in
@@ -37,7 +36,7 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 // An item that fails returns its error (see counters.ItemError) before
 // anything is written; the caller rolls back, which also removes the
 // counters step 1 created.
-func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
+func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = it.Name
@@ -51,7 +50,7 @@ func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters
 		args = append(args, n, now, now)
 	}
 	_, err := tx.ExecContext(ctx, "INSERT INTO counter (name, value, created_at, updated_at) VALUES "+
-		repeat("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
+		placeholders("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +83,8 @@ func (s *CounterStore) BatchTx(ctx context.Context, tx *sql.Tx, items []counters
 	for _, n := range names {
 		args = append(args, n)
 	}
-	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+repeat("WHEN ? THEN ?", " ", len(names))+
-		" END, updated_at = ? WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+placeholders("WHEN ? THEN ?", " ", len(names))+
+		" END, updated_at = ? WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +97,7 @@ func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string
 	for i, n := range names {
 		args[i] = n
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name IN ("+repeat("?", ", ", len(names))+")", args...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+counterColumns+" FROM counter WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +117,4 @@ func lockedCounters(ctx context.Context, tx *sql.Tx, names []string) (map[string
 		return nil, errAgain // cannot happen while the rows are locked; be safe
 	}
 	return byName, nil
-}
-
-// repeat joins n copies of an SQL fragment with sep.
-func repeat(fragment, sep string, n int) string {
-	return strings.Repeat(fragment+sep, n-1) + fragment
 }

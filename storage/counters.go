@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -27,29 +26,21 @@ ON DUPLICATE KEY UPDATE
 
 const counterColumns = "name, value, min_value, max_value, created_at, updated_at"
 
-// querier is what *sql.DB, *sql.Conn and *sql.Tx have in common, so that the
-// statements below run alone or inside a caller's transaction.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // CounterStore implements counters.Store on MySQL.
 type CounterStore struct {
-	db        *sql.DB
-	increment *sql.Stmt
-	upserts   *preparedUpserts // many counters at once, where Returning
-	keys      *keyGate         // one request per idempotency key in MySQL
-	Now       func() time.Time // injectable clock
+	db            *sql.DB
+	incrementStmt *sql.Stmt        // incrementSQL
+	upserts       *preparedUpserts // many counters at once, where Returning
+	keys          *keyGate         // one request per idempotency key in MySQL
+	Now           func() time.Time // injectable clock
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
 	KeyRetention time.Duration
 
-	// Returning says the server knows INSERT ... RETURNING, which lets a
-	// multi-counter increment read its new values in the same statement.
-	// NewCounterStore asks the server; tests clear it to exercise the path
-	// of servers without it (MySQL).
+	// Returning says the server hands back rows with INSERT ... RETURNING,
+	// which lets a multi-counter increment read its new values in the same
+	// statement. Open asks the server (see probeReturning); tests clear it
+	// to exercise the path of servers without it (MySQL).
 	Returning bool
 }
 
@@ -57,46 +48,45 @@ var _ counters.Store = (*CounterStore)(nil)
 
 // NewCounterStore prepares the hot statements once, so that each increment
 // is a single round trip in the binary protocol.
-func NewCounterStore(ctx context.Context, db *sql.DB) (*CounterStore, error) {
+func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 	incr, err := db.PrepareContext(ctx, incrementSQL)
 	if err != nil {
 		return nil, err
 	}
-	returning, err := supportsReturning(ctx, db)
-	if err != nil {
-		incr.Close()
-		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
-	}
-	return &CounterStore{db: db, increment: incr, upserts: newPreparedUpserts(db), keys: newKeyGate(), Now: time.Now,
-		KeyRetention: counters.IdempotencyRetention, Returning: returning}, nil
+	return &CounterStore{db: db.DB, incrementStmt: incr, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
+		KeyRetention: counters.IdempotencyRetention, Returning: db.returning}, nil
 }
 
 // Close releases the prepared statements.
-func (s *CounterStore) Close() error { return errors.Join(s.increment.Close(), s.upserts.Close()) }
+func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(), s.upserts.Close()) }
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// Increment implements counters.Store.
+// Increment implements counters.Store. A deadlock rolls the statement back
+// whole, so it is run again like any transaction (see retry).
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	now := s.now()
-	res, err := s.increment.ExecContext(ctx, name, by, now, now, by, by, by)
-	if err != nil {
-		return 0, mapError("storage.Increment", err, true)
-	}
-	v, err := res.LastInsertId()
+	var v int64
+	err := retry(ctx, "storage.Increment", func() (err error) {
+		v, err = s.increment(ctx, nil, name, by)
+		return err
+	})
 	return v, mapError("storage.Increment", err, true)
 }
 
-// IncrementTx runs the increment statement inside tx, for callers that must
-// commit it together with other changes.
-func (s *CounterStore) IncrementTx(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
-	now := s.now()
-	res, err := tx.StmtContext(ctx, s.increment).ExecContext(ctx, name, by, now, now, by, by, by)
-	if err != nil {
-		return 0, mapError("storage.IncrementTx", err, true)
+// increment runs incrementSQL on its own, or inside tx when tx is not nil
+// (for callers that must commit it together with other changes), and
+// returns the value it produced.
+func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
+	stmt := s.incrementStmt
+	if tx != nil {
+		stmt = tx.StmtContext(ctx, stmt)
 	}
-	v, err := res.LastInsertId()
-	return v, mapError("storage.IncrementTx", err, true)
+	now := s.now()
+	res, err := stmt.ExecContext(ctx, name, by, now, now, by, by, by)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // Get implements counters.Store.
@@ -108,29 +98,25 @@ func (s *CounterStore) Get(ctx context.Context, name string) (*counters.Counter,
 	return c, mapError("storage.Get", err, false)
 }
 
-// Set implements counters.Store. It retries when a concurrent Set created the
-// counter between its read and its insert.
+// Set implements counters.Store. It runs again when a concurrent Set created
+// the counter between its read and its insert.
 func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	for attempt := 0; ; attempt++ {
-		var c *counters.Counter
-		var created bool
-		err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
-			c, created, err = s.SetTx(ctx, tx, req)
-			return err
-		})
-		if (isDuplicate(err) || isRetryable(err)) && !req.CreateOnly && attempt < 5 {
-			continue
-		}
-		if isDuplicate(err) {
-			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
-		}
-		return c, created, mapError("storage.Set", err, true)
+	var c *counters.Counter
+	var created bool
+	err := s.retryTx(ctx, "storage.Set", func(tx *sql.Tx) (err error) {
+		c, created, err = s.setTx(ctx, tx, req)
+		return err
+	})
+	if err != nil {
+		return nil, false, mapError("storage.Set", err, true)
 	}
+	return c, created, nil
 }
 
-// SetTx sets a counter inside tx; see Set. A duplicate-key error means another
-// transaction created the counter first: the caller retries or reports it.
-func (s *CounterStore) SetTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
+// setTx sets a counter inside tx; see Set. When another transaction created
+// the counter first, it returns ECONFLICT for a create-only request and
+// errAgain for any other: run again, the counter now exists.
+func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
 	now := s.now()
 	var value int64
 	var minV, maxV sql.NullInt64
@@ -142,7 +128,12 @@ func (s *CounterStore) SetTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 		c := &counters.Counter{Name: req.Name, Value: req.Value, Min: boundOrNil(req.Min), Max: boundOrNil(req.Max), CreatedAt: now, UpdatedAt: now}
 		_, err := tx.ExecContext(ctx, "INSERT INTO counter ("+counterColumns+") VALUES (?, ?, ?, ?, ?, ?)",
 			c.Name, c.Value, nullable(c.Min), nullable(c.Max), now, now)
-		if err != nil {
+		switch {
+		case isDuplicate(err) && req.CreateOnly:
+			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+		case isDuplicate(err):
+			return nil, false, errAgain
+		case err != nil:
 			return nil, false, err
 		}
 		return c, true, nil

@@ -2,8 +2,9 @@ package storage_test
 
 import (
 	"context"
-	"database/sql"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"countersvc/counters"
@@ -12,7 +13,7 @@ import (
 	"countersvc/storage"
 )
 
-func mustOpenStore(tb testing.TB) (*storage.CounterStore, *sql.DB) {
+func mustOpenStore(tb testing.TB) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
 	return apptest.OpenStore(tb, testenv.MySQLDSN(tb))
 }
@@ -245,7 +246,7 @@ func TestResetRefusesValueOutsideAnyBoundAndChangesNothing(t *testing.T) {
 func TestOpenIsIdempotentAndCreatesTheDatabase(t *testing.T) {
 	dsn := testenv.MySQLDSN(t) + "_new"
 	ctx := context.Background()
-	var dbs []*sql.DB
+	var dbs []*storage.DB
 	for i := 0; i < 2; i++ {
 		db, err := storage.Open(ctx, dsn, storage.Options{})
 		if err != nil {
@@ -263,10 +264,31 @@ func TestOpenIsIdempotentAndCreatesTheDatabase(t *testing.T) {
 	}
 }
 
-func dbName(tb testing.TB, db *sql.DB) string {
+func dbName(tb testing.TB, db *storage.DB) string {
 	var n string
 	if err := db.QueryRow("SELECT DATABASE()").Scan(&n); err != nil {
 		tb.Fatal(err)
 	}
 	return n
+}
+
+// The probe for INSERT ... RETURNING writes a row, to see that it comes
+// back, and rolls it back.
+func TestReturningProbeIsRightAndLeavesNoRow(t *testing.T) {
+	s, db := mustOpenStore(t)
+	ctx := context.Background()
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	fmt.Sscanf(version, "%d.%d", &major, &minor)
+	want := strings.Contains(version, "MariaDB") && (major > 10 || major == 10 && minor >= 5)
+	if got := s.Returning; got != want {
+		t.Errorf("Returning = %v on %s, want %v", got, version, want)
+	}
+	var rows int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter").Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("counter rows after the probe = %d, %v; want 0", rows, err)
+	}
 }

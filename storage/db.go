@@ -61,7 +61,7 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 // Open connects to MySQL, creates the database named in the DSN when it is
 // missing, and applies the migrations. It waits up to o.ConnectWait for MySQL
 // to come up.
-func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
+func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -98,7 +98,21 @@ func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return db, nil
+	returning, err := probeReturning(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
+	}
+	return &DB{DB: db, returning: returning}, nil
+}
+
+// DB is the pool that the stores share, with what Open learned of the
+// server.
+type DB struct {
+	*sql.DB
+	// returning: INSERT ... RETURNING hands back rows, which lets a write of
+	// many rows read its new values in the same statement.
+	returning bool
 }
 
 // waitForServer pings MySQL until it answers and creates the database when

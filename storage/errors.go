@@ -34,13 +34,6 @@ func mysqlErrNumber(err error) uint16 {
 
 func isDuplicate(err error) bool { return mysqlErrNumber(err) == erDupEntry }
 
-// isRetryable reports a transient transaction failure that a retry of the
-// whole transaction resolves.
-func isRetryable(err error) bool {
-	n := mysqlErrNumber(err)
-	return n == erLockDeadlock || n == erLockWaitTimeout
-}
-
 // mapError turns a driver error into a domain error with a client-safe
 // message; the cause stays inside for the log. write says whether the
 // statement may have changed something, which the 503 message must admit.
@@ -57,7 +50,10 @@ func mapError(op string, err error, write bool) error {
 		return counters.Wrap(counters.EOUTOFRANGE, op, err, "The result would leave the signed 64-bit range; nothing was changed.")
 	case erBadNull:
 		return counters.Wrap(counters.EOUTOFRANGE, op, err, "The result would break the counter's bounds; nothing was changed.")
-	case erLockWaitTimeout, erLockDeadlock, erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled:
+	case erLockWaitTimeout, erLockDeadlock:
+		// Rolled back (see retryable), and not run again by retry here.
+		return counters.Wrap(counters.EUNAVAILABLE, op, err, "The change collided with concurrent changes; nothing was changed. Try again.")
+	case erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled:
 		return unavailable(op, err, write)
 	case 0:
 		if errors.Is(err, sql.ErrNoRows) {

@@ -24,7 +24,7 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 			"An earlier request with this Idempotency-Key is still running; nothing was changed.")
 	}
 	defer leave()
-	err = s.withRetry(ctx, func(tx *sql.Tx) error {
+	err = s.retryTx(ctx, op, func(tx *sql.Tx) error {
 		var zero T
 		result, replayed = zero, false
 		prior, err := s.claimKey(ctx, tx, key)
@@ -57,41 +57,51 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 // it then meets the committed row (and returns its result) or, when this
 // one rolled back, claims the key itself. A recorded key comes back as its
 // result, or ECONFLICT when it was recorded for another request. An expired
-// row counts as absent: it is deleted and the key claimed anew.
+// row counts as absent: it is deleted and the key claimed anew. A row that
+// vanishes between the insert and the read (purged) returns errAgain: the
+// transaction, which has changed nothing yet, runs again.
 func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Idempotency) ([]byte, error) {
 	now := s.now()
-	for range 3 {
+	insert := func() error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_record (idem_key, fingerprint, result, created_at, expires_at)
 			VALUES (?, ?, '', ?, ?)`, key.Key, key.Fingerprint[:], now, now.Add(s.KeyRetention))
-		if !isDuplicate(err) {
-			return nil, err
-		}
-		var fingerprint, result []byte
-		var expires time.Time
-		err = tx.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE idem_key = ?", key.Key).
-			Scan(&fingerprint, &result, &expires)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			continue // purged in between: claim it
-		case err != nil:
-			return nil, err
-		case !expires.After(now):
-			if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_record WHERE idem_key = ? AND expires_at <= ?", key.Key, now); err != nil {
-				return nil, err
-			}
-			continue
-		case !bytes.Equal(fingerprint, key.Fingerprint[:]):
-			return nil, counters.Errorf(counters.ECONFLICT, "This Idempotency-Key was already used with a different request; use a new key for a new request.")
-		}
-		return result, nil
+		return err
 	}
-	return nil, errAgain
+	err := insert()
+	if !isDuplicate(err) {
+		return nil, err // claimed, or failed
+	}
+	var fingerprint, result []byte
+	var expires time.Time
+	err = tx.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE idem_key = ?", key.Key).
+		Scan(&fingerprint, &result, &expires)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, errAgain
+	case err != nil:
+		return nil, err
+	case !expires.After(now):
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_record WHERE idem_key = ? AND expires_at <= ?", key.Key, now); err != nil {
+			return nil, err
+		}
+		// This transaction holds the deleted row's lock: a concurrent
+		// claim of the key waits for it, so this insert meets no row.
+		if err := insert(); isDuplicate(err) {
+			return nil, errAgain // be safe all the same
+		} else if err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case !bytes.Equal(fingerprint, key.Fingerprint[:]):
+		return nil, counters.Errorf(counters.ECONFLICT, "This Idempotency-Key was already used with a different request; use a new key for a new request.")
+	}
+	return result, nil
 }
 
 // IncrementOnce implements counters.Store.
 func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
 	return once(ctx, s, "storage.IncrementOnce", key, func(tx *sql.Tx) (int64, error) {
-		return s.IncrementTx(ctx, tx, name, by)
+		return s.increment(ctx, tx, name, by)
 	})
 }
 
@@ -104,13 +114,8 @@ type setResult struct {
 // SetOnce implements counters.Store.
 func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
 	r, replayed, err := once(ctx, s, "storage.SetOnce", key, func(tx *sql.Tx) (setResult, error) {
-		c, created, err := s.SetTx(ctx, tx, req)
-		switch {
-		case isDuplicate(err) && req.CreateOnly:
-			return setResult{}, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
-		case isDuplicate(err):
-			return setResult{}, errAgain // created concurrently: now it exists
-		case err != nil:
+		c, created, err := s.setTx(ctx, tx, req)
+		if err != nil {
 			return setResult{}, err
 		}
 		return setResult{Counter: *c, Created: created}, nil
@@ -124,6 +129,6 @@ func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, re
 // BatchOnce implements counters.Store.
 func (s *CounterStore) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
 	return once(ctx, s, "storage.BatchOnce", key, func(tx *sql.Tx) ([]int64, error) {
-		return s.BatchTx(ctx, tx, items)
+		return s.batchTx(ctx, tx, items)
 	})
 }

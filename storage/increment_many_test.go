@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"testing"
@@ -16,14 +15,14 @@ import (
 // forEachPath runs test against the store's two ways of writing many
 // counters: INSERT ... RETURNING (MariaDB) and the upsert plus SELECT in a
 // transaction (servers without RETURNING, such as MySQL).
-func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn string) (*storage.CounterStore, *sql.DB))) {
+func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn string) (*storage.CounterStore, *storage.DB))) {
 	for _, returning := range []bool{true, false} {
 		name := "in_transaction"
 		if returning {
 			name = "returning"
 		}
 		t.Run(name, func(t *testing.T) {
-			open := func(dsn string) (*storage.CounterStore, *sql.DB) {
+			open := func(dsn string) (*storage.CounterStore, *storage.DB) {
 				s, db := apptest.OpenStore(t, dsn)
 				if returning && !s.Returning {
 					t.Skip("the server does not know INSERT ... RETURNING")
@@ -37,7 +36,7 @@ func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn
 }
 
 func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
-	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		ctx := context.Background()
 		set(t, s, "b", 10)
@@ -58,7 +57,7 @@ func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
 // transaction behind on its connection: the next statement on that same
 // connection (the pool has one) commits for everyone to see.
 func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testing.T) {
-	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, db := open(dsn)
 		ctx := context.Background()
 		set(t, s, "top", math.MaxInt64)
@@ -89,11 +88,11 @@ func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testin
 	})
 }
 
-// Batches are padded up to the size of a prepared statement, or sent as
-// text beyond the largest one: at every size each step applies once and
-// each counter gets its own value back.
+// Increments of many counters are padded up to the size of a prepared
+// statement, or sent as text beyond the largest one: at every size each
+// step applies once and each counter gets its own value back.
 func TestIncrementManyOfEverySizeAppliesEachStepOnce(t *testing.T) {
-	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *sql.DB)) {
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		ctx := context.Background()
 		for _, n := range []int{2, 5, 7, 33, 129, 300} {

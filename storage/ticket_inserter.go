@@ -11,28 +11,28 @@ import (
 )
 
 const (
-	// maxBatchBytes keeps a multi-row INSERT far below any server's
+	// maxGroupBytes keeps a multi-row INSERT far below any server's
 	// max_allowed_packet (4 MiB on MySQL 5.7, 16 MiB on MariaDB 10.11) even
 	// when escaping doubles the text.
-	maxBatchBytes = 1 << 20
+	maxGroupBytes = 1 << 20
 )
 
 // ticketInserter is a group commit for ticket rows. Callers queue their row
 // and wait; one goroutine at a time writes what queued while the previous
-// statement was in flight as one multi-row INSERT, so N concurrent
-// creations cost one commit instead of N. A lone row is written at once:
+// statement was in flight as one group, one multi-row INSERT, so N
+// concurrent creations cost one commit instead of N. A lone row is written at once:
 // there is no timer. A caller is answered only after the statement holding
 // its row committed, or failed for certain.
 type ticketInserter struct {
 	db        *sql.DB
 	maxRows   int
-	returning bool // the server knows INSERT ... RETURNING (MariaDB 10.5+)
+	returning bool // INSERT ... RETURNING hands back rows (see supportsReturning)
 
 	mu      sync.Mutex
 	queue   []*queuedTicket
 	running bool // a goroutine is draining the queue
 
-	batches, rows atomic.Int64
+	groups, rows atomic.Int64
 }
 
 // States of a queued ticket. The caller may abandon it only while it is
@@ -84,33 +84,33 @@ func (g *ticketInserter) stats() InsertStats {
 	g.mu.Lock()
 	n := len(g.queue)
 	g.mu.Unlock()
-	return InsertStats{Batches: g.batches.Load(), Rows: g.rows.Load(), Queued: n}
+	return InsertStats{Batches: g.groups.Load(), Rows: g.rows.Load(), Queued: n}
 }
 
-// drain writes batches until the queue is empty, then ends: an idle
+// drain writes groups until the queue is empty, then ends: an idle
 // inserter has no goroutine and needs no Close.
 func (g *ticketInserter) drain() {
 	for {
-		batch := g.take()
-		if batch == nil {
+		group := g.take()
+		if group == nil {
 			return
 		}
-		g.flush(batch)
+		g.flush(group)
 	}
 }
 
-// take removes the next batch from the queue: up to maxRows rows and
-// maxBatchBytes of text, skipping rows whose callers gave up. It returns
+// take removes the next group from the queue: up to maxRows rows and
+// maxGroupBytes of text, skipping rows whose callers gave up. It returns
 // nil, and marks the inserter idle, when nothing is left.
 func (g *ticketInserter) take() []*queuedTicket {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var batch []*queuedTicket
+	var group []*queuedTicket
 	size, i := 0, 0
-	for ; i < len(g.queue) && len(batch) < g.maxRows; i++ {
+	for ; i < len(g.queue) && len(group) < g.maxRows; i++ {
 		q := g.queue[i]
 		rowSize := len(q.t.Title) + len(q.t.Description) + 64
-		if len(batch) > 0 && size+rowSize > maxBatchBytes {
+		if len(group) > 0 && size+rowSize > maxGroupBytes {
 			break
 		}
 		if !q.state.CompareAndSwap(queued, taken) {
@@ -122,43 +122,43 @@ func (g *ticketInserter) take() []*queuedTicket {
 			continue
 		}
 		size += rowSize
-		batch = append(batch, q)
+		group = append(group, q)
 	}
 	n := copy(g.queue, g.queue[i:])
 	clear(g.queue[n:])
 	g.queue = g.queue[:n]
-	if len(batch) == 0 && n == 0 {
+	if len(group) == 0 && n == 0 {
 		g.running = false
 		return nil
 	}
-	return batch
+	return group
 }
 
-// flush writes one batch and answers its callers. When MySQL refuses the
+// flush writes one group and answers its callers. When MySQL refuses the
 // multi-row statement (a server error: nothing of it was written), one bad
 // row must not fail the others, so each row is retried on its own and its
 // caller gets its own answer. When the connection fails instead, retrying
 // row by row would only wait on a dead server: every caller gets 503, saying
 // whether the rows may have been committed.
-func (g *ticketInserter) flush(batch []*queuedTicket) {
-	ctx, cancel := deadline.Latest(batch, func(q *queuedTicket) context.Context { return q.ctx })
+func (g *ticketInserter) flush(group []*queuedTicket) {
+	ctx, cancel := deadline.Latest(group, func(q *queuedTicket) context.Context { return q.ctx })
 	defer cancel()
-	g.batches.Add(1)
-	g.rows.Add(int64(len(batch)))
+	g.groups.Add(1)
+	g.rows.Add(int64(len(group)))
 
 	var err error
 	ambiguous := false
-	if len(batch) == 1 {
-		err = g.insertOne(ctx, batch[0].t)
+	if len(group) == 1 {
+		err = g.insertOne(ctx, group[0].t)
 	} else if g.returning {
-		ambiguous, err = g.insertReturning(ctx, batch)
+		ambiguous, err = g.insertReturning(ctx, group)
 	} else {
-		ambiguous, err = g.insertThenRead(ctx, batch)
+		ambiguous, err = g.insertThenRead(ctx, group)
 	}
 	refused := mysqlErrNumber(err) != 0 && !ambiguous
-	for _, q := range batch {
+	for _, q := range group {
 		switch {
-		case err == nil || len(batch) == 1:
+		case err == nil || len(group) == 1:
 			q.err = err
 		case refused:
 			q.err = g.insertOne(ctx, q.t)

@@ -16,7 +16,7 @@ import (
 )
 
 type ticketEnv struct {
-	db    *sql.DB
+	db    *storage.DB
 	store *storage.TicketStore
 }
 
@@ -27,10 +27,7 @@ func newTicketEnv(tb testing.TB, o storage.TicketStoreOptions) *ticketEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	store, err := storage.NewTicketStore(context.Background(), db, o)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	store := storage.NewTicketStore(db, o)
 	return &ticketEnv{db: db, store: store}
 }
 
@@ -164,8 +161,8 @@ func TestRowsQueuedDuringAnInsertShareTheNextStatement(t *testing.T) {
 	})
 }
 
-func TestBatchesAreBoundedByMaxBatch(t *testing.T) {
-	eachInsertPath(t, storage.TicketStoreOptions{MaxBatch: 3}, func(t *testing.T, e *ticketEnv) {
+func TestGroupsAreBoundedByMaxGroupRows(t *testing.T) {
+	eachInsertPath(t, storage.TicketStoreOptions{MaxGroupRows: 3}, func(t *testing.T, e *ticketEnv) {
 		board := e.board(t, 1, "NINJA")
 		release := e.holdBoard(t, board)
 		head, rest := e.queueBehindOne(t, board, 1, []int64{2, 3, 4, 5, 6, 7, 8})
@@ -184,7 +181,7 @@ func TestBatchesAreBoundedByMaxBatch(t *testing.T) {
 
 // One bad row makes MySQL refuse the whole multi-row statement; its
 // neighbours must still be written and only its own caller gets the error.
-func TestABadRowInABatchFailsOnlyItsOwnCaller(t *testing.T) {
+func TestABadRowInAGroupFailsOnlyItsOwnCaller(t *testing.T) {
 	eachInsertPath(t, storage.TicketStoreOptions{}, func(t *testing.T, e *ticketEnv) {
 		ctx := context.Background()
 		board := e.board(t, 1, "NINJA")

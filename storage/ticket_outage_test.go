@@ -19,7 +19,7 @@ const (
 // whose row was in flight may be told that nothing changed only where that
 // is certain: an uncommitted transaction dies with its connection, an
 // autocommit INSERT ... RETURNING may have committed just before the crash.
-func TestTicketCallersGet503WhenMySQLDiesUnderABatch(t *testing.T) {
+func TestTicketCallersGet503WhenMySQLDiesUnderAGroup(t *testing.T) {
 	tests := []struct {
 		name        string
 		without     bool
@@ -37,10 +37,7 @@ func TestTicketCallersGet503WhenMySQLDiesUnderABatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			store, err := storage.NewTicketStore(ctx, db, storage.TicketStoreOptions{WithoutReturning: tt.without})
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := storage.NewTicketStore(db, storage.TicketStoreOptions{WithoutReturning: tt.without})
 			e := &ticketEnv{db: db, store: store}
 			a, b := e.board(t, 1, "A"), e.board(t, 1, "B")
 			releaseA := e.holdBoard(t, a)
@@ -53,9 +50,9 @@ func TestTicketCallersGet503WhenMySQLDiesUnderABatch(t *testing.T) {
 			if r := <-head; r.err != nil {
 				t.Fatal(r.err)
 			}
-			e.waitStats(t, "B's batch in flight", func(s storage.InsertStats) bool { return s.Batches == 2 && s.Queued == 0 })
+			e.waitStats(t, "B's group in flight", func(s storage.InsertStats) bool { return s.Batches == 2 && s.Queued == 0 })
 			queued := e.createAsync(ctx, b, 4)
-			e.waitStats(t, "a row queued behind B's batch", func(s storage.InsertStats) bool { return s.Queued == 1 })
+			e.waitStats(t, "a row queued behind B's group", func(s storage.InsertStats) bool { return s.Queued == 1 })
 			m.Kill()
 
 			for _, ch := range inFlight {

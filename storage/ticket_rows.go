@@ -16,10 +16,13 @@ const erNoReferencedRow2 = 1452
 
 const insertTicketSQL = "INSERT INTO ticket (board_id, local_id, title, description, created_at) VALUES "
 
+// ticketRow is the placeholders of one row of insertTicketSQL.
+const ticketRow = "(?, ?, ?, ?, ?)"
+
 // insertOne writes one row in autocommit mode: one round trip, and the id
 // comes back in the OK packet.
 func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
-	res, err := g.db.ExecContext(ctx, insertTicketSQL+"(?, ?, ?, ?, ?)",
+	res, err := g.db.ExecContext(ctx, insertTicketSQL+ticketRow,
 		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
 	if err != nil {
 		return ticketRowError(err, t)
@@ -35,71 +38,65 @@ func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error
 // connection failed while the rows may have been committed); after any
 // other error nothing was written.
 
-// insertReturning writes the batch with INSERT ... RETURNING: one
+// insertReturning writes the group with INSERT ... RETURNING: one
 // autocommit round trip that answers with the ids.
-func (g *ticketInserter) insertReturning(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
-	query, args := multiRowInsert(batch)
+func (g *ticketInserter) insertReturning(ctx context.Context, group []*queuedTicket) (ambiguous bool, err error) {
+	query, args := multiRowInsert(group)
 	rows, err := g.db.QueryContext(ctx, query+" RETURNING board_id, local_id, id", args...)
 	if err != nil {
 		return mysqlErrNumber(err) == 0, err
 	}
-	ids, err := scanTicketIDs(rows, len(batch))
+	ids, err := scanTicketIDs(rows, len(group))
 	if err != nil {
 		return mysqlErrNumber(err) == 0, err
 	}
-	setTicketIDs(batch, ids)
+	setTicketIDs(group, ids)
 	return false, nil
 }
 
-// insertThenRead writes the batch and reads the ids back in one
+// insertThenRead writes the group and reads the ids back in one
 // transaction, for servers without RETURNING (MySQL). Inside it no one can
 // delete the rows before they are read.
-func (g *ticketInserter) insertThenRead(ctx context.Context, batch []*queuedTicket) (ambiguous bool, err error) {
+func (g *ticketInserter) insertThenRead(ctx context.Context, group []*queuedTicket) (ambiguous bool, err error) {
 	tx, err := g.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
-	query, args := multiRowInsert(batch)
+	query, args := multiRowInsert(group)
 	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 		return false, err
 	}
-	query, args = selectTicketIDs(batch)
+	query, args = selectTicketIDs(group)
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return false, err
 	}
-	ids, err := scanTicketIDs(rows, len(batch))
+	ids, err := scanTicketIDs(rows, len(group))
 	if err != nil {
 		return false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return mysqlErrNumber(err) == 0, err
 	}
-	setTicketIDs(batch, ids)
+	setTicketIDs(group, ids)
 	return false, nil
 }
 
-func multiRowInsert(batch []*queuedTicket) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString(insertTicketSQL)
-	args := make([]any, 0, 5*len(batch))
-	for i, q := range batch {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?, ?)")
+func multiRowInsert(group []*queuedTicket) (string, []any) {
+	args := make([]any, 0, 5*len(group))
+	for _, q := range group {
 		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
 	}
-	return sb.String(), args
+	return insertTicketSQL + placeholders(ticketRow, ", ", len(group)), args
 }
 
-// selectTicketIDs reads the ids of the batch's rows, one condition per
+// selectTicketIDs reads the ids of the group's rows, one condition per
 // board so that each is a range on the (board_id, local_id) key.
-func selectTicketIDs(batch []*queuedTicket) (string, []any) {
+func selectTicketIDs(group []*queuedTicket) (string, []any) {
 	byBoard := map[int64][]int64{}
 	var boards []int64
-	for _, q := range batch {
+	for _, q := range group {
 		if _, ok := byBoard[q.t.BoardID]; !ok {
 			boards = append(boards, q.t.BoardID)
 		}
@@ -107,13 +104,13 @@ func selectTicketIDs(batch []*queuedTicket) (string, []any) {
 	}
 	var sb strings.Builder
 	sb.WriteString("SELECT board_id, local_id, id FROM ticket WHERE ")
-	args := make([]any, 0, len(batch)+len(boards))
+	args := make([]any, 0, len(group)+len(boards))
 	for i, b := range boards {
 		if i > 0 {
 			sb.WriteString(" OR ")
 		}
 		locals := byBoard[b]
-		sb.WriteString("(board_id = ? AND local_id IN (?" + strings.Repeat(", ?", len(locals)-1) + "))")
+		sb.WriteString("(board_id = ? AND local_id IN (" + placeholders("?", ", ", len(locals)) + "))")
 		args = append(args, b)
 		for _, l := range locals {
 			args = append(args, l)
@@ -145,8 +142,8 @@ func scanTicketIDs(rows *sql.Rows, want int) (map[ticketRef]int64, error) {
 	return ids, nil
 }
 
-func setTicketIDs(batch []*queuedTicket, ids map[ticketRef]int64) {
-	for _, q := range batch {
+func setTicketIDs(group []*queuedTicket, ids map[ticketRef]int64) {
+	for _, q := range group {
 		q.t.ID = ids[ticketRef{q.t.BoardID, q.t.LocalID}]
 	}
 }

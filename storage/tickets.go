@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"countersvc/counters"
@@ -25,32 +24,28 @@ var _ tickets.Store = (*TicketStore)(nil)
 
 // TicketStoreOptions tune the group commit of ticket inserts.
 type TicketStoreOptions struct {
-	// MaxBatch is the most ticket rows one INSERT carries; default 100.
-	MaxBatch int
+	// MaxGroupRows is the most ticket rows one group, one INSERT, carries;
+	// default 100.
+	MaxGroupRows int
 	// WithoutReturning reads the ids of a multi-row insert back in a
 	// transaction, as on servers without INSERT ... RETURNING (MySQL), even
 	// where RETURNING works. For tests of that path.
 	WithoutReturning bool
 }
 
-// NewTicketStore returns a store on db, whose tables Open has migrated. It
-// asks the server whether it knows INSERT ... RETURNING.
-func NewTicketStore(ctx context.Context, db *sql.DB, o TicketStoreOptions) (*TicketStore, error) {
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 100
+// NewTicketStore returns a store on db, whose tables Open has migrated.
+func NewTicketStore(db *DB, o TicketStoreOptions) *TicketStore {
+	if o.MaxGroupRows <= 0 {
+		o.MaxGroupRows = 100
 	}
-	returning := false
-	if !o.WithoutReturning {
-		var err error
-		if returning, err = supportsReturning(ctx, db); err != nil {
-			return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
-		}
-	}
-	return &TicketStore{db: db, ins: newTicketInserter(db, o.MaxBatch, returning), Now: time.Now}, nil
+	returning := db.returning && !o.WithoutReturning
+	return &TicketStore{db: db.DB, ins: newTicketInserter(db.DB, o.MaxGroupRows, returning), Now: time.Now}
 }
 
 // InsertStats says how ticket inserts were grouped: Rows tickets were
-// written by Batches INSERT statements, and Queued wait for the next one.
+// written in Batches groups, one INSERT statement each, and Queued wait for
+// the next one. Batches counts groups, not client batches; it keeps its
+// name for the tests outside storage that read it.
 type InsertStats struct {
 	Batches, Rows int64
 	Queued        int

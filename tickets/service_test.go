@@ -21,10 +21,7 @@ type fixture struct {
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	cs, db := apptest.OpenStore(tb, testenv.MySQLDSN(tb))
-	ts, err := storage.NewTicketStore(context.Background(), db, storage.TicketStoreOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	ts := storage.NewTicketStore(db, storage.TicketStoreOptions{})
 	ctrs := counters.NewService(cs)
 	return &fixture{svc: tickets.NewService(ts, ctrs), counters: ctrs}
 }

@@ -104,7 +104,7 @@ func openRaw(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return db, nil
+	return db.DB, nil
 }
 
 func execOn(ctx context.Context, cfg *mysql.Config, stmt string) error {

@@ -5,7 +5,6 @@ package apptest
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -54,7 +53,7 @@ func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 
 // OpenStore opens the database of dsn (migrating it) and its counter store,
 // both closed when the test ends.
-func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *sql.DB) {
+func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})

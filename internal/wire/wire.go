@@ -11,7 +11,6 @@ package wire
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +36,7 @@ type Service struct {
 	App      *fiber.App
 	Registry *prometheus.Registry
 
-	DB          *sql.DB
+	DB          *storage.DB
 	Store       *storage.CounterStore // the MySQL store, under every wrapper
 	Cache       *cache.Store          // nil without Redis
 	Counters    counters.Service
@@ -66,7 +65,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		return nil, fmt.Errorf("opening MySQL: %w", err)
 	}
 	s.onClose(s.DB.Close)
-	s.Registry.MustRegister(collectors.NewDBStatsCollector(s.DB, "counters"))
+	s.Registry.MustRegister(collectors.NewDBStatsCollector(s.DB.DB, "counters"))
 	if s.Store, err = storage.NewCounterStore(ctx, s.DB); err != nil {
 		return nil, fmt.Errorf("preparing statements: %w", err)
 	}
@@ -97,9 +96,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.Counters = counters.NewService(store)
 
 	// Consumers of the counters service.
-	if s.TicketStore, err = storage.NewTicketStore(ctx, s.DB, storage.TicketStoreOptions{}); err != nil {
-		return nil, fmt.Errorf("opening the ticket store: %w", err)
-	}
+	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
 	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load

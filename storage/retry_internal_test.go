@@ -1,0 +1,98 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"countersvc/counters"
+)
+
+var deadlock = &mysql.MySQLError{Number: erLockDeadlock, Message: "Deadlock found when trying to get lock"}
+
+// failing returns work that fails with err its first n runs, and counts
+// its runs.
+func failing(n int, err error) (fn func() error, runs *int) {
+	runs = new(int)
+	return func() error {
+		*runs++
+		if *runs <= n {
+			return err
+		}
+		return nil
+	}, runs
+}
+
+func TestRetryRunsRolledBackWorkAgainUntilItSucceeds(t *testing.T) {
+	for _, err := range []error{deadlock, &mysql.MySQLError{Number: erLockWaitTimeout}, errAgain} {
+		fn, runs := failing(3, err)
+		if got := retry(context.Background(), "test", fn); got != nil {
+			t.Fatalf("after %v: %v, want success", err, got)
+		}
+		if got, want := *runs, 4; got != want {
+			t.Fatalf("after %v: %d runs, want %d", err, got, want)
+		}
+	}
+}
+
+func TestRetryReturnsOtherErrorsAsTheyAreAfterOneRun(t *testing.T) {
+	refused := &mysql.MySQLError{Number: erDataOutOfRange}
+	fn, runs := failing(10, refused)
+	if got := retry(context.Background(), "test", fn); got != refused {
+		t.Fatalf("retry = %v, want the error itself", got)
+	}
+	if got, want := *runs, 1; got != want {
+		t.Fatalf("%d runs, want %d", got, want)
+	}
+}
+
+func TestRetryGivesUpAfterThePolicysAttemptsSayingNothingChanged(t *testing.T) {
+	fn, runs := failing(1000, deadlock)
+	err := retry(context.Background(), "test", fn)
+	if got, want := *runs, rolledBack.attempts; got != want {
+		t.Fatalf("%d runs, want %d", got, want)
+	}
+	if got, want := counters.ErrorCode(err), counters.EUNAVAILABLE; got != want {
+		t.Fatalf("code %q (%v), want %q", got, err, want)
+	}
+	if got, want := counters.ErrorMessage(err), "Too many concurrent changes of the same counters; nothing was changed. Try again."; got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+	if !errors.Is(err, deadlock) {
+		t.Fatalf("%v does not carry its cause", err)
+	}
+}
+
+// A pause that would outlast the deadline is not taken: the caller hears at
+// once, while its client still listens, that nothing was changed.
+func TestRetryStopsBeforeAPauseThatWouldOutlastTheDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Microsecond)
+	defer cancel()
+	fn, runs := failing(1000, deadlock)
+	start := time.Now()
+	err := retry(ctx, "test", fn)
+	if elapsed := time.Since(start); elapsed > 50*time.Millisecond {
+		t.Fatalf("retry took %v after a deadline of 100µs", elapsed)
+	}
+	if got := *runs; got != 1 {
+		t.Fatalf("%d runs, want 1", got)
+	}
+	if got, want := counters.ErrorMessage(err), "The request ran out of time waiting for concurrent changes; nothing was changed."; got != want {
+		t.Fatalf("message %q (%v), want %q", got, err, want)
+	}
+}
+
+// Work that is not retried, such as a single DELETE, also says that a
+// deadlock changed nothing.
+func TestARolledBackWriteSaysNothingWasChanged(t *testing.T) {
+	for _, err := range []error{deadlock, &mysql.MySQLError{Number: erLockWaitTimeout}} {
+		got := mapError("test", err, true)
+		if code, msg := counters.ErrorCode(got), counters.ErrorMessage(got); code != counters.EUNAVAILABLE ||
+			msg != "The change collided with concurrent changes; nothing was changed. Try again." {
+			t.Errorf("mapError(%v) = %q %q, want unavailable and nothing changed", err, code, msg)
+		}
+	}
+}
