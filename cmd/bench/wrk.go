@@ -88,14 +88,27 @@ func parseLatency(m []string) time.Duration {
 // postScript makes wrk POST to the URL it was given.
 const postScript = `wrk.method = "POST"`
 
+// seedScript gives each wrk thread a random sequence of its own. Seeds
+// taken from the clock alone can coincide for threads that start
+// together, and then both send the same "random" requests.
+const seedScript = `local threads = 0
+setup = function(thread)
+  thread:set("thread_id", threads)
+  threads = threads + 1
+end
+local function seed()
+  math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6) + thread_id * 7919)
+end
+`
+
 // uniformScript makes wrk POST increments spread evenly over n counters.
 // The n requests are formatted once, in init, so that picking one costs the
 // load generator (which shares the machine's cores with the service) about
 // what a fixed request costs it.
 func uniformScript(prefix string, n int) string {
-	return fmt.Sprintf(`local requests = {}
+	return seedScript + fmt.Sprintf(`local requests = {}
 init = function(args)
-  math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+  seed()
   for i = 1, %[2]d do
     requests[i] = wrk.format("POST", "%[1]s" .. i .. "/increment")
   end
