@@ -44,6 +44,7 @@ var scenarios = []scenario{
 	{"latency", "one connection: increments with coalescing on against off (p50)", []string{"nocoalesce"}, false, (*bench).latency},
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
+	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -53,6 +54,7 @@ var scenarios = []scenario{
 var instances = []struct{ name, about string }{
 	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
+	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
 }
 
 type config struct {

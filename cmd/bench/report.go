@@ -25,6 +25,11 @@ type readResult struct {
 	cacheHits, cacheMisses                   float64 // of the service with cache, while measured
 }
 
+type hitsResult struct {
+	on, off   load
+	unchecked float64 // hits the limits let through because Redis did not answer in time
+}
+
 type ticketsResult struct {
 	workload     ticketWorkload
 	service, raw load
@@ -37,6 +42,7 @@ type report struct {
 	latency *latencyResult
 	uniform *uniformResult
 	read    *readResult
+	hits    *hitsResult
 	tickets *ticketsResult
 	peakRSS int64
 }
@@ -86,6 +92,13 @@ func (r *report) write(dir string) error {
 		row(fmt.Sprintf("GET without cache %s/s over its /healthz %s/s", num(rd.getNoCache.RPS), num(rd.noCacheHealthz.RPS)),
 			ratio(rd.getNoCache.RPS, rd.noCacheHealthz.RPS), "", true)
 	}
+	if h := r.hits; h != nil {
+		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits %s/s over none %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
+		if h.unchecked > 0 {
+			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
+		}
+		row(name, ratio(h.on.RPS, h.off.RPS), "", true)
+	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
 	}
@@ -132,6 +145,9 @@ func (r *report) httpBad() int64 {
 	}
 	if rd := r.read; rd != nil {
 		loads = append(loads, rd.healthz, rd.get, rd.noCacheHealthz, rd.getNoCache)
+	}
+	if h := r.hits; h != nil {
+		loads = append(loads, h.on, h.off)
 	}
 	var bad int64
 	for _, l := range loads {

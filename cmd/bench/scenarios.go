@@ -20,6 +20,7 @@ const (
 	uniformPrefix   = "/v1/counters/bench%2Fu"
 	uniformCounters = 1000
 	readPath        = "/v1/counters/bench%2Fread"
+	hitsPath        = "/v1/hits/hits%2Fbench%2Fpage"
 )
 
 // A measure is a load the benchmark can drive for a while; its name also
@@ -159,6 +160,31 @@ func (b *bench) read() error {
 	}
 	b.r.read = &readResult{healthz: rs[0].byRPS(), get: rs[1].byRPS(), noCacheHealthz: rs[2].byRPS(), getNoCache: rs[3].byRPS(),
 		cacheHits: after[0] - before[0], cacheMisses: after[1] - before[1]}
+	return nil
+}
+
+func (b *bench) hits() error {
+	on := b.wrk("hits, limits on", b.url+hitsPath, targetConns, visitorsScript)
+	off := b.wrk("hits, limits off", *b.urls["nolimits"]+hitsPath, targetConns, visitorsScript)
+	if err := b.warm(on, off); err != nil {
+		return err
+	}
+	// A limit that cannot reach Redis in time lets the hit through
+	// unchecked: count those, or a slow Redis would pass for a cheap one.
+	const unchecked = "counters_hits_limit_errors_total"
+	before, err := b.metrics(b.url, unchecked)
+	if err != nil {
+		return err
+	}
+	rs, err := b.compare(on, off)
+	if err != nil {
+		return err
+	}
+	after, err := b.metrics(b.url, unchecked)
+	if err != nil {
+		return err
+	}
+	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: after[0] - before[0]}
 	return nil
 }
 

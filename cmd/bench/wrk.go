@@ -117,3 +117,15 @@ request = function()
   return requests[math.random(%[2]d)]
 end`, strings.ReplaceAll(prefix, `"`, `\"`), n)
 }
+
+// visitorsScript makes every request come from another visitor: a random
+// X-Forwarded-For among the 16 million addresses of 10.0.0.0/8, which a
+// service that trusts 127.0.0.1 as its proxy takes for the client. Each
+// request is formatted anew, on both sides of any comparison.
+const visitorsScript = seedScript + `init = function(args)
+  seed()
+end
+request = function()
+  local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
+  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip})
+end`
