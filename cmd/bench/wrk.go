@@ -16,7 +16,7 @@ type load struct {
 	RPS      float64
 	P50, P99 time.Duration
 	Requests int64
-	Bad      int64 // non-2xx answers plus socket errors
+	Bad      int64 // failures: non-2xx answers and socket errors, or failed statements
 }
 
 // wrkRun drives url with wrk at conns connections for d. script is Lua that
