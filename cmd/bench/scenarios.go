@@ -76,6 +76,27 @@ func (b *bench) compare(ms ...measure) ([]runs, error) {
 	return alternate(b.reps, fs...)
 }
 
+// compareCounting is compare, and also how much each of the /metrics
+// series of url grew over the measured runs.
+func (b *bench) compareCounting(url string, series []string, ms ...measure) ([]runs, []float64, error) {
+	before, err := b.metrics(url, series...)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := b.compare(ms...)
+	if err != nil {
+		return nil, nil, err
+	}
+	grown, err := b.metrics(url, series...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range grown {
+		grown[i] -= before[i]
+	}
+	return rs, grown, nil
+}
+
 func (b *bench) hot() error {
 	if err := b.warm(b.wrk("hot counter", b.url+hotPath, targetConns, postScript),
 		b.raw("raw hot counter", rawLastInsertID, targetConns, 1)); err != nil {
@@ -144,22 +165,14 @@ func (b *bench) read() error {
 	if err := b.warm(get, getNoCache); err != nil {
 		return err
 	}
-	cacheSeries := []string{`counters_cache_hits_total{view="counter"}`, `counters_cache_misses_total{view="counter"}`}
-	before, err := b.metrics(b.url, cacheSeries...)
-	if err != nil {
-		return err
-	}
-	rs, err := b.compare(b.wrk("/healthz", b.url+"/healthz", targetConns, ""), get,
+	rs, cache, err := b.compareCounting(b.url, []string{`counters_cache_hits_total{view="counter"}`, `counters_cache_misses_total{view="counter"}`},
+		b.wrk("/healthz", b.url+"/healthz", targetConns, ""), get,
 		b.wrk("/healthz without cache", noCache+"/healthz", targetConns, ""), getNoCache)
 	if err != nil {
 		return err
 	}
-	after, err := b.metrics(b.url, cacheSeries...)
-	if err != nil {
-		return err
-	}
 	b.r.read = &readResult{healthz: rs[0].byRPS(), get: rs[1].byRPS(), noCacheHealthz: rs[2].byRPS(), getNoCache: rs[3].byRPS(),
-		cacheHits: after[0] - before[0], cacheMisses: after[1] - before[1]}
+		cacheHits: cache[0], cacheMisses: cache[1]}
 	return nil
 }
 
@@ -171,20 +184,11 @@ func (b *bench) hits() error {
 	}
 	// A limit that cannot reach Redis in time lets the hit through
 	// unchecked: count those, or a slow Redis would pass for a cheap one.
-	const unchecked = "counters_hits_limit_errors_total"
-	before, err := b.metrics(b.url, unchecked)
+	rs, unchecked, err := b.compareCounting(b.url, []string{"counters_hits_limit_errors_total"}, on, off)
 	if err != nil {
 		return err
 	}
-	rs, err := b.compare(on, off)
-	if err != nil {
-		return err
-	}
-	after, err := b.metrics(b.url, unchecked)
-	if err != nil {
-		return err
-	}
-	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: after[0] - before[0]}
+	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: unchecked[0]}
 	return nil
 }
 
