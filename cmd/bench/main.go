@@ -1,246 +1,255 @@
-// Command bench measures the running service against the raw techniques it
-// replaces, in one run, and prints a table of figures and ratios (also
-// written as Markdown with an SVG chart). scripts/bench starts everything it
-// needs and runs it.
+// Command bench measures running instances of the service against each
+// other and against the raw techniques the service replaces, and prints a
+// table of figures and ratios (also written as Markdown, with an SVG chart
+// of the hot counter). The benchmark is a list of named scenarios; -scenario
+// picks some of them. scripts/bench starts MariaDB, Redis and the instances
+// the chosen scenarios need (it asks this command which, with -instances),
+// then runs it.
+//
+// Figures that are compared are measured alternately within one run, and
+// each is the median of -reps runs.
 package main
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
-	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
+// A scenario is one named part of the benchmark. needs names the instances
+// of the service it measures besides -url (each given by -url-<name>), and
+// raw says it needs -dsn for a raw baseline.
+type scenario struct {
+	name, about string
+	needs       []string
+	raw         bool
+	run         func(*bench) error
+}
+
+// scenarios run in this order, whatever order -scenario names them in:
+// tickets leaves MySQL with many rows to purge, so it comes after the HTTP
+// scenarios, and rss reads the service's peak memory after all the others.
+var scenarios = []scenario{
+	{"hot", "one counter at each of -conns, against raw LAST_INSERT_ID and SERIALIZABLE increments (and at 64 against /healthz)", nil, true, (*bench).hot},
+	{"latency", "one connection: increments with coalescing on against off (p50)", []string{"nocoalesce"}, false, (*bench).latency},
+	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
+	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
+	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
+	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
+	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
+}
+
+// instances are the services besides -url that scenarios may need; the
+// flag of each is -url-<name>.
+var instances = []struct{ name, about string }{
+	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
+	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
+	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
+}
+
 type config struct {
-	url, urlNoCoalesce, urlNoCache string
-	dsn                            string
-	pid                            int
-	conns                          []int
-	duration                       time.Duration
-	reps                           int
-	out                            string
-	extra                          string // Markdown rows from other benchmarks, appended as given
-	extraCmd                       string // shell command run last, before -extra is read
+	scenarios                                []scenario
+	url                                      string
+	urls                                     map[string]*string // by instance name
+	dsn                                      string
+	pid                                      int
+	conns                                    []int
+	duration                                 time.Duration
+	reps                                     int
+	out                                      string
+	ticketBoards, ticketWorkers, ticketsEach int
 }
 
 func main() {
-	var c config
-	var conns string
-	flag.StringVar(&c.url, "url", "http://127.0.0.1:18080", "service under test")
-	flag.StringVar(&c.urlNoCoalesce, "url-nocoalesce", "", "the same service with COUNTERS_COALESCE=false")
-	flag.StringVar(&c.urlNoCache, "url-nocache", "", "the same service without Redis")
-	flag.StringVar(&c.dsn, "dsn", "", "MySQL DSN for the raw baselines (a scratch database)")
-	flag.IntVar(&c.pid, "pid", 0, "service process id, for its peak RSS")
-	flag.StringVar(&conns, "conns", "1,16,64,256", "connection counts of the hot-counter scenario")
-	flag.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
-	flag.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the median is reported")
-	flag.StringVar(&c.out, "out", "bench-results", "directory for results.md and throughput.svg")
-	flag.StringVar(&c.extra, "extra", "", "file with extra Markdown table rows to include")
-	flag.StringVar(&c.extraCmd, "extra-cmd", "", "shell command that writes the -extra file, run after the other scenarios")
-	flag.Parse()
-	for _, s := range strings.Split(conns, ",") {
+	c, listInstances, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if listInstances {
+		for _, name := range c.needs() {
+			fmt.Println(name)
+		}
+		return
+	}
+	if err = c.check(); err == nil {
+		err = run(c)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, bool, error) {
+	c := config{urls: map[string]*string{}}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	names := fs.String("scenario", "all", "comma-separated scenarios to run (listed above), or all")
+	listInstances := fs.Bool("instances", false, "print the instances besides -url that the chosen scenarios need, one a line, and exit")
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "the service under test, configured by default")
+	for _, in := range instances {
+		c.urls[in.name] = fs.String("url-"+in.name, "", in.about)
+	}
+	fs.StringVar(&c.dsn, "dsn", "", "MySQL DSN of a scratch database for the raw baselines; it is dropped and recreated, and so is <its name>_tickets")
+	fs.IntVar(&c.pid, "pid", 0, "process id of -url, for its peak RSS")
+	conns := fs.String("conns", "1,16,64,256", "connection counts of the hot scenario")
+	fs.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the report shows the median")
+	fs.StringVar(&c.out, "out", "bench-results", "directory for results.md and throughput.svg")
+	fs.IntVar(&c.ticketBoards, "ticket-boards", 2, "boards of the tickets scenario")
+	fs.IntVar(&c.ticketWorkers, "ticket-workers", 10, "concurrent workers per board")
+	fs.IntVar(&c.ticketsEach, "tickets", 1000, "tickets each worker creates")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: bench [flags]\n\nScenarios:\n")
+		for _, s := range scenarios {
+			fmt.Fprintf(fs.Output(), "  %-8s %s\n", s.name, s.about)
+		}
+		fmt.Fprintf(fs.Output(), "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, false, err
+	}
+	if fs.NArg() > 0 {
+		return c, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, s := range strings.Split(*conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			fatal(fmt.Errorf("bad -conns %q", conns))
+			return c, false, fmt.Errorf("bad -conns %q", *conns)
 		}
 		c.conns = append(c.conns, n)
 	}
-	if err := run(c); err != nil {
-		fatal(err)
+	var err error
+	c.scenarios, err = pick(*names)
+	if c.duration <= 0 || c.reps < 1 || c.ticketBoards < 1 || c.ticketWorkers < 1 || c.ticketsEach < 1 {
+		err = errors.Join(err, errors.New("-duration, -reps, -ticket-boards, -ticket-workers and -tickets must be positive"))
 	}
+	return c, *listInstances, err
 }
 
-func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "bench:", err)
-	os.Exit(1)
-}
-
-// median runs measure reps times and keeps the run with the median rate.
-func median(reps int, measure func() (load, error)) (load, error) {
-	var runs []load
-	for i := 0; i < reps; i++ {
-		l, err := measure()
-		if err != nil {
-			return l, err
+// pick resolves -scenario into scenarios, in their running order.
+func pick(list string) ([]scenario, error) {
+	if strings.TrimSpace(list) == "all" {
+		return scenarios, nil
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		want[strings.TrimSpace(name)] = true
+	}
+	var picked []scenario
+	var known []string
+	for _, s := range scenarios {
+		if want[s.name] {
+			picked = append(picked, s)
+			delete(want, s.name)
 		}
-		runs = append(runs, l)
+		known = append(known, s.name)
 	}
-	return medianRPS(runs), nil
+	for name := range want {
+		return nil, fmt.Errorf("-scenario: unknown %q; known are %s, or all", name, strings.Join(known, ", "))
+	}
+	return picked, nil
+}
+
+// needs lists the instances besides -url that the chosen scenarios measure.
+func (c config) needs() []string {
+	var out []string
+	for _, in := range instances {
+		if slices.ContainsFunc(c.scenarios, func(s scenario) bool { return slices.Contains(s.needs, in.name) }) {
+			out = append(out, in.name)
+		}
+	}
+	return out
+}
+
+// check says which flag a chosen scenario is missing.
+func (c config) check() error {
+	var errs []error
+	for _, s := range c.scenarios {
+		for _, name := range s.needs {
+			if *c.urls[name] == "" {
+				errs = append(errs, fmt.Errorf("-scenario %s needs -url-%s", s.name, name))
+			}
+		}
+		if s.raw && c.dsn == "" {
+			errs = append(errs, fmt.Errorf("-scenario %s needs -dsn", s.name))
+		}
+		if s.name == "rss" && c.pid <= 0 {
+			errs = append(errs, errors.New("-scenario rss needs -pid"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// bench is one run of the chosen scenarios.
+type bench struct {
+	config
+	warmup time.Duration
+	warmed map[string]bool
+	rawDB  *sql.DB // the raw counter baselines' database, opened on first use
+	client *http.Client
+	r      report
 }
 
 func run(c config) error {
-	db, err := sql.Open("mysql", c.dsn)
+	b := &bench{
+		config: c,
+		// Long enough to create the rows and fill the pools and caches,
+		// short enough for a quick look.
+		warmup: min(max(c.duration/2, time.Second), 2*time.Second),
+		warmed: map[string]bool{},
+		client: &http.Client{Timeout: 30 * time.Second},
+	}
+	defer func() {
+		if b.rawDB != nil {
+			b.rawDB.Close()
+		}
+	}()
+	for _, s := range c.scenarios {
+		logf("scenario %s: %s", s.name, s.about)
+		if err := s.run(b); err != nil {
+			return fmt.Errorf("scenario %s: %w", s.name, err)
+		}
+	}
+	return b.r.write(c.out)
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+
+// rawCounters opens the raw counter baselines' database once per run.
+func (b *bench) rawCounters() (*sql.DB, error) {
+	if b.rawDB != nil {
+		return b.rawDB, nil
+	}
+	db, err := openRaw(context.Background(), b.dsn, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer db.Close()
-	r := &report{}
-	hot := c.url + "/v1/counters/bench%2Fhot/increment"
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
-
-	// Warm-up: create the rows and let MySQL settle, so that the first
-	// measurement is not the one that pays for it.
-	logf("warming up")
-	if _, err := wrkRun(hot, 64, 2*time.Second, postScript); err != nil {
-		return err
-	}
-	if _, err := wrkRun(c.url, 64, 2*time.Second, uniformScript("/v1/counters/bench%2Fu", 1000)); err != nil {
-		return err
-	}
-	if _, err := rawRun(db, rawLastInsertID, 64, 1000, 2*time.Second); err != nil {
-		return err
-	}
-
-	// 1. One hot counter at each concurrency, with its raw baselines. The
-	// three alternate within each repetition, so that background work one
-	// leaves in MySQL (purge of the undo log) weighs on all of them alike.
-	for _, n := range c.conns {
-		logf("hot counter, %d connections", n)
-		var https, raws, sers []load
-		for i := 0; i < c.reps; i++ {
-			h, err := wrkRun(hot, n, c.duration, postScript)
-			if err != nil {
-				return err
-			}
-			raw, err := rawRun(db, rawLastInsertID, n, 1, c.duration)
-			if err != nil {
-				return err
-			}
-			ser, err := rawRun(db, rawSerializable, n, 1, c.duration)
-			if err != nil {
-				return err
-			}
-			https, raws, sers = append(https, h), append(raws, raw), append(sers, ser)
-		}
-		r.hot = append(r.hot, hotRow{conns: n, http: medianRPS(https), raw: medianRPS(raws), ser: medianRPS(sers)})
-	}
-
-	// Idle latency: one connection, coalescing off versus on, alternating
-	// so that both see the same machine.
-	if c.urlNoCoalesce != "" {
-		logf("one connection, coalescing off and on, alternating")
-		var offs, ons []load
-		for i := 0; i < c.reps; i++ {
-			off, err := wrkRun(c.urlNoCoalesce+"/v1/counters/bench%2Fidle-off/increment", 1, c.duration, postScript)
-			if err != nil {
-				return err
-			}
-			on, err := wrkRun(c.url+"/v1/counters/bench%2Fidle-on/increment", 1, c.duration, postScript)
-			if err != nil {
-				return err
-			}
-			offs, ons = append(offs, off), append(ons, on)
-		}
-		off, on := medianP50(offs), medianP50(ons)
-		r.idleOff, r.idleOn = &off, &on
-	}
-
-	// 2. 1,000 counters under uniform load at 64 connections.
-	logf("1,000 counters, 64 connections")
-	if r.uniform, err = median(c.reps, func() (load, error) {
-		return wrkRun(c.url, 64, c.duration, uniformScript("/v1/counters/bench%2Fu", 1000))
-	}); err != nil {
-		return err
-	}
-	if r.uniformRaw, err = median(c.reps, func() (load, error) { return rawRun(db, rawLastInsertID, 64, 1000, c.duration) }); err != nil {
-		return err
-	}
-	if r.hot64, err = median(c.reps, func() (load, error) { return wrkRun(hot, 64, c.duration, postScript) }); err != nil {
-		return err
-	}
-
-	// 3. Cached GET of one counter, and increments of it, against /healthz of
-	// the same server, alternating.
-	logf("cached GET and increments versus /healthz, 64 connections")
-	var healthzs, gets, incs []load
-	for i := 0; i < c.reps; i++ {
-		h, err := wrkRun(c.url+"/healthz", 64, c.duration, "")
-		if err != nil {
-			return err
-		}
-		g, err := wrkRun(c.url+"/v1/counters/bench%2Fhot", 64, c.duration, "")
-		if err != nil {
-			return err
-		}
-		inc, err := wrkRun(hot, 64, c.duration, postScript)
-		if err != nil {
-			return err
-		}
-		healthzs, gets, incs = append(healthzs, h), append(gets, g), append(incs, inc)
-	}
-	r.healthz, r.get, r.hotBesideHealthz = medianRPS(healthzs), medianRPS(gets), medianRPS(incs)
-	if c.urlNoCache != "" {
-		noCacheHealthz, err := median(c.reps, func() (load, error) { return wrkRun(c.urlNoCache+"/healthz", 64, c.duration, "") })
-		if err != nil {
-			return err
-		}
-		noCache, err := median(c.reps, func() (load, error) { return wrkRun(c.urlNoCache+"/v1/counters/bench%2Fhot", 64, c.duration, "") })
-		if err != nil {
-			return err
-		}
-		r.noCacheHealthz, r.getNoCache = &noCacheHealthz, &noCache
-	}
-
-	// 4. The ticket workload, run by its own program.
-	if c.extraCmd != "" {
-		logf("running %s", c.extraCmd)
-		cmd := exec.Command("sh", "-c", c.extraCmd)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("-extra-cmd: %w", err)
-		}
-	}
-
-	// 5. Peak RSS of the service over the whole run.
-	if c.pid > 0 {
-		r.peakRSS, _ = peakRSS(c.pid)
-	}
-	if c.extra != "" {
-		b, err := os.ReadFile(c.extra)
-		if err != nil {
-			return err
-		}
-		r.extra = strings.TrimSpace(string(b))
-	}
-	return r.write(c.out)
+	b.rawDB = db
+	return db, nil
 }
 
-// medianRPS keeps the run with the median rate; a bad answer in any run
-// counts.
-func medianRPS(runs []load) load {
-	var bad int64
-	for _, r := range runs {
-		bad += r.Bad
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].RPS < runs[j].RPS })
-	m := runs[len(runs)/2]
-	m.Bad = bad
-	return m
-}
-
-// medianP50 keeps the run with the median p50 latency.
-func medianP50(runs []load) load {
-	sort.Slice(runs, func(i, j int) bool { return runs[i].P50 < runs[j].P50 })
-	return runs[len(runs)/2]
-}
-
-// peakRSS reads the process's high-water mark of resident memory.
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// ticketsDSN names the tickets scenario's raw database: -dsn's with
+// "_tickets" appended, so that each round can drop it without touching
+// the raw counters.
+func (b *bench) ticketsDSN() (string, error) {
+	cfg, err := mysql.ParseDSN(b.dsn)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			f := strings.Fields(line)
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
+	cfg.DBName += "_tickets"
+	return cfg.FormatDSN(), nil
 }

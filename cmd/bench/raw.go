@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
+
+	"countersvc/storage"
 )
 
 // The raw baselines talk to MySQL straight from Go, one statement (or one
@@ -31,12 +33,47 @@ const (
 	rawSerializable                // SERIALIZABLE transaction: UPDATE, then SELECT the value
 )
 
+// openRaw drops the database named in dsn and opens it afresh for a raw
+// baseline through storage.Open: the service's own session settings and
+// tables. Its settings matter to the comparison: with parameters
+// interpolated by the driver, a raw statement is one round trip, as the
+// service's are; without, each would be prepared, executed and closed.
+func openRaw(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(cfg.DBName, "bench") {
+		return nil, fmt.Errorf("-dsn names database %q; the raw baselines drop and recreate it, so its name must contain \"bench\"", cfg.DBName)
+	}
+	server := cfg.Clone()
+	server.DBName = ""
+	connector, err := mysql.NewConnector(server)
+	if err != nil {
+		return nil, err
+	}
+	admin := sql.OpenDB(connector)
+	_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+cfg.DBName+"`")
+	admin.Close()
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: conns})
+	if err != nil {
+		return nil, err
+	}
+	return db.DB, nil
+}
+
 // rawRun increments counters (one name if counters == 1) from conns
 // goroutines for d and reports the rate and latency.
 func rawRun(db *sql.DB, mode rawMode, conns, counters int, d time.Duration) (load, error) {
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	ctx := context.Background()
+	// A deadline for the whole run, so that a MySQL that stops answering
+	// fails the benchmark instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
+	defer cancel()
 	if _, err := db.ExecContext(ctx, rawSchema); err != nil {
 		return load{}, err
 	}
@@ -45,7 +82,7 @@ func rawRun(db *sql.DB, mode rawMode, conns, counters int, d time.Duration) (loa
 	var lat []time.Duration
 	stop := time.Now().Add(d)
 	var wg sync.WaitGroup
-	for g := 0; g < conns; g++ {
+	for g := range conns {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
@@ -78,10 +115,10 @@ func rawRun(db *sql.DB, mode rawMode, conns, counters int, d time.Duration) (loa
 	start := time.Now()
 	wg.Wait()
 	elapsed := time.Since(start)
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	l := load{RPS: float64(count.Load()) / elapsed.Seconds(), Requests: count.Load(), Bad: bad.Load()}
 	if len(lat) > 0 {
-		l.P50, l.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
+		self := func(d time.Duration) time.Duration { return d }
+		l.P50, l.P99 = percentile(lat, 50, self), percentile(lat, 99, self)
 	}
 	return l, nil
 }
@@ -97,7 +134,7 @@ func rawIncrementOnce(ctx context.Context, db *sql.DB, name string) error {
 
 // rawSerializableOnce is the older read-after-update technique.
 func rawSerializableOnce(ctx context.Context, db *sql.DB, name string) error {
-	for attempt := 0; attempt < 10; attempt++ {
+	for range 10 {
 		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
 		if err != nil {
 			return err
@@ -120,6 +157,9 @@ func rawSerializableOnce(ctx context.Context, db *sql.DB, name string) error {
 	return fmt.Errorf("gave up after deadlocks")
 }
 
+// isDeadlock reports a deadlock (1213) or a lock wait timeout (1205): the
+// transaction was rolled back and may be retried.
 func isDeadlock(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "Error 1213") || strings.Contains(err.Error(), "Error 1205"))
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }

@@ -13,81 +13,147 @@ import (
 type hotRow struct {
 	conns          int
 	http, raw, ser load
+	healthz        *load // /healthz of the same service, alternating with the others (at targetConns)
 }
 
+type latencyResult struct{ off, on load }
+
+type uniformResult struct{ http, raw, hot load }
+
+type readResult struct {
+	healthz, get, noCacheHealthz, getNoCache load
+	cacheHits, cacheMisses                   float64 // of the service with cache, while measured
+}
+
+type hitsResult struct {
+	on, off   load
+	unchecked float64 // hits the limits let through because Redis did not answer in time
+}
+
+type ticketsResult struct {
+	workload     ticketWorkload
+	service, raw load
+}
+
+// report holds what the scenarios that ran measured; nil or empty for the
+// others.
 type report struct {
-	hot                        []hotRow
-	idleOff, idleOn            *load
-	uniform, uniformRaw        load
-	hot64                      load // hot counter at 64 connections, measured beside uniform
-	hotBesideHealthz           load // hot counter at 64 connections, alternating with /healthz
-	healthz, get               load
-	noCacheHealthz, getNoCache *load
-	peakRSS                    int64
-	extra                      string
+	hot     []hotRow
+	latency *latencyResult
+	uniform *uniformResult
+	read    *readResult
+	hits    *hitsResult
+	tickets *ticketsResult
+	peakRSS int64
 }
 
 func (r *report) write(dir string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\n%s, %d CPU cores. Medians of repeated runs; ratios are measured in this one run.\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU())
 
-	b.WriteString("## 1. One hot counter\n\n")
-	b.WriteString("| connections | HTTP increments/s | p50 | p99 | raw LAST_INSERT_ID/s | raw SERIALIZABLE/s | HTTP / raw | HTTP / SERIALIZABLE | all 2xx |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
-	for _, h := range r.hot {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", h.conns, num(h.http.RPS), dur(h.http.P50), dur(h.http.P99),
-			num(h.raw.RPS), num(h.ser.RPS), ratio(h.http.RPS, h.raw.RPS), ratio(h.http.RPS, h.ser.RPS), allOK(h.http, h.raw, h.ser))
+	if len(r.hot) > 0 {
+		b.WriteString("## One hot counter\n\n")
+		b.WriteString("| connections | HTTP increments/s | p50 | p99 | raw LAST_INSERT_ID/s | raw SERIALIZABLE/s | HTTP / raw | HTTP / SERIALIZABLE | all 2xx |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+		for _, h := range r.hot {
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", h.conns, num(h.http.RPS), dur(h.http.P50), dur(h.http.P99),
+				num(h.raw.RPS), num(h.ser.RPS), ratio(h.http.RPS, h.raw.RPS), ratio(h.http.RPS, h.ser.RPS), allOK(h.http, h.raw, h.ser))
+		}
+		b.WriteString("\n")
 	}
 
-	b.WriteString("\n## Summary against the targets\n\n| figure | measured | target | |\n|---|---:|---:|:---:|\n")
+	b.WriteString("## Summary against the targets\n\n| figure | measured | target | |\n|---|---:|---:|:---:|\n")
+	// A figure without a target is shown without a verdict.
 	row := func(name, measured, target string, ok bool) {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, measured, target, map[bool]string{true: "met", false: "MISSED"}[ok])
+		verdict := ""
+		if target != "" {
+			verdict = map[bool]string{true: "met", false: "MISSED"}[ok]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, measured, target, verdict)
 	}
-	if h := r.hotAt(64); h != nil {
-		row("hot counter, 64 conns: HTTP / raw one-statement rate", ratio(h.http.RPS, h.raw.RPS), ">= 6x", h.http.RPS >= 6*h.raw.RPS)
+	if h := r.hotAt(targetConns); h != nil {
+		row(fmt.Sprintf("hot counter, %d conns: HTTP / raw one-statement rate", h.conns), ratio(h.http.RPS, h.raw.RPS), ">= 6x", h.http.RPS >= 6*h.raw.RPS)
+		row(fmt.Sprintf("hot counter, %d conns: HTTP %s/s / same server's /healthz %s/s", h.conns, num(h.http.RPS), num(h.healthz.RPS)),
+			ratio(h.http.RPS, h.healthz.RPS), ">= 0.5x", h.http.RPS >= 0.5*h.healthz.RPS)
 	}
-	if h := r.hotBesideHealthz; h.RPS > 0 {
-		row(fmt.Sprintf("hot counter, 64 conns: HTTP %s/s / same server's /healthz %s/s", num(h.RPS), num(r.healthz.RPS)),
-			ratio(h.RPS, r.healthz.RPS), ">= 0.5x", h.RPS >= 0.5*r.healthz.RPS)
+	if l := r.latency; l != nil {
+		row(fmt.Sprintf("1 conn p50: coalescing on (%s) / off (%s)", dur(l.on.P50), dur(l.off.P50)),
+			ratio(float64(l.on.P50), float64(l.off.P50)), "<= 1.10x", float64(l.on.P50) <= 1.10*float64(l.off.P50))
 	}
-	if r.idleOn != nil {
-		row(fmt.Sprintf("1 conn p50: coalescing on (%s) / off (%s)", dur(r.idleOn.P50), dur(r.idleOff.P50)),
-			ratio(float64(r.idleOn.P50), float64(r.idleOff.P50)), "<= 1.10x", float64(r.idleOn.P50) <= 1.10*float64(r.idleOff.P50))
+	if u := r.uniform; u != nil {
+		row(fmt.Sprintf("1,000 counters, %d conns: %s/s over hot counter %s/s", targetConns, num(u.http.RPS), num(u.hot.RPS)),
+			ratio(u.http.RPS, u.hot.RPS), ">= 0.8x", u.http.RPS >= 0.8*u.hot.RPS)
+		row(fmt.Sprintf("1,000 counters, %d conns: HTTP over raw statements (%s/s)", targetConns, num(u.raw.RPS)),
+			ratio(u.http.RPS, u.raw.RPS), "", true)
 	}
-	row(fmt.Sprintf("1,000 counters, 64 conns: %s/s over hot counter %s/s", num(r.uniform.RPS), num(r.hot64.RPS)),
-		ratio(r.uniform.RPS, r.hot64.RPS), ">= 0.8x", r.uniform.RPS >= 0.8*r.hot64.RPS)
-	row(fmt.Sprintf("1,000 counters, 64 conns: HTTP over raw statements (%s/s)", num(r.uniformRaw.RPS)),
-		ratio(r.uniform.RPS, r.uniformRaw.RPS), "", true)
-	row(fmt.Sprintf("cached GET %s/s over /healthz %s/s", num(r.get.RPS), num(r.healthz.RPS)),
-		ratio(r.get.RPS, r.healthz.RPS), ">= 0.5x", r.get.RPS >= 0.5*r.healthz.RPS)
-	if r.getNoCache != nil {
-		row(fmt.Sprintf("GET without cache %s/s over its /healthz %s/s", num(r.getNoCache.RPS), num(r.noCacheHealthz.RPS)),
-			ratio(r.getNoCache.RPS, r.noCacheHealthz.RPS), "", true)
+	if rd := r.read; rd != nil {
+		row(fmt.Sprintf("cached GET %s/s (%s of reads from the cache) over /healthz %s/s", num(rd.get.RPS), share(rd.cacheHits, rd.cacheHits+rd.cacheMisses), num(rd.healthz.RPS)),
+			ratio(rd.get.RPS, rd.healthz.RPS), ">= 0.5x", rd.get.RPS >= 0.5*rd.healthz.RPS)
+		row(fmt.Sprintf("GET without cache %s/s over its /healthz %s/s", num(rd.getNoCache.RPS), num(rd.noCacheHealthz.RPS)),
+			ratio(rd.getNoCache.RPS, rd.noCacheHealthz.RPS), "", true)
+	}
+	if h := r.hits; h != nil {
+		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits %s/s over none %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
+		if h.unchecked > 0 {
+			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
+		}
+		row(name, ratio(h.on.RPS, h.off.RPS), "", true)
 	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
 	}
-	if r.extra != "" {
-		b.WriteString(r.extra + "\n")
+	if t := r.tickets; t != nil {
+		w := t.workload
+		row(fmt.Sprintf("%s tickets, %d boards x %d workers: service %s/s (%.2f s) over raw seed technique %s/s (%.2f s)",
+			num(float64(w.total())), w.boards, w.workers, num(t.service.RPS), seconds(t.service), num(t.raw.RPS), seconds(t.raw)),
+			ratio(t.service.RPS, t.raw.RPS), ">= 1x", t.service.RPS >= t.raw.RPS)
 	}
-	bad := r.hot64.Bad + r.uniform.Bad + r.get.Bad + r.healthz.Bad + r.hotBesideHealthz.Bad
-	for _, h := range r.hot {
-		bad += h.http.Bad
-	}
+	bad := r.httpBad()
 	fmt.Fprintf(&b, "\nEvery HTTP answer 2xx: %s (%d non-2xx or socket errors).\n", map[bool]string{true: "yes", false: "NO"}[bad == 0], bad)
-	b.WriteString("\n![throughput against concurrency](throughput.svg)\n")
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(b.String()), 0o644); err != nil {
-		return err
+	if len(r.hot) > 1 {
+		b.WriteString("\n![throughput against concurrency](throughput.svg)\n")
+		if err := os.WriteFile(filepath.Join(dir, "throughput.svg"), r.chart(), 0o644); err != nil {
+			return err
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "throughput.svg"), r.chart(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	fmt.Print(b.String())
 	return nil
+}
+
+// httpBad counts the bad answers of every HTTP load (the ticket workload
+// stops at its first).
+func (r *report) httpBad() int64 {
+	var loads []load
+	for _, h := range r.hot {
+		loads = append(loads, h.http)
+		if h.healthz != nil {
+			loads = append(loads, *h.healthz)
+		}
+	}
+	if l := r.latency; l != nil {
+		loads = append(loads, l.off, l.on)
+	}
+	if u := r.uniform; u != nil {
+		loads = append(loads, u.http, u.hot)
+	}
+	if rd := r.read; rd != nil {
+		loads = append(loads, rd.healthz, rd.get, rd.noCacheHealthz, rd.getNoCache)
+	}
+	if h := r.hits; h != nil {
+		loads = append(loads, h.on, h.off)
+	}
+	var bad int64
+	for _, l := range loads {
+		bad += l.Bad
+	}
+	return bad
 }
 
 func (r *report) hotAt(conns int) *hotRow {
@@ -116,6 +182,16 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%d µs", d.Microseconds())
 	}
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+func seconds(l load) float64 { return float64(l.Requests) / l.RPS }
+
+// share is part/whole as a percentage.
+func share(part, whole float64) string {
+	if whole == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }
 
 func ratio(a, b float64) string {

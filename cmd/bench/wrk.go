@@ -16,7 +16,7 @@ type load struct {
 	RPS      float64
 	P50, P99 time.Duration
 	Requests int64
-	Bad      int64 // non-2xx answers plus socket errors
+	Bad      int64 // failures: non-2xx answers and socket errors, or failed statements
 }
 
 // wrkRun drives url with wrk at conns connections for d. script is Lua that
@@ -88,14 +88,27 @@ func parseLatency(m []string) time.Duration {
 // postScript makes wrk POST to the URL it was given.
 const postScript = `wrk.method = "POST"`
 
+// seedScript gives each wrk thread a random sequence of its own. Seeds
+// taken from the clock alone can coincide for threads that start
+// together, and then both send the same "random" requests.
+const seedScript = `local threads = 0
+setup = function(thread)
+  thread:set("thread_id", threads)
+  threads = threads + 1
+end
+local function seed()
+  math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6) + thread_id * 7919)
+end
+`
+
 // uniformScript makes wrk POST increments spread evenly over n counters.
 // The n requests are formatted once, in init, so that picking one costs the
 // load generator (which shares the machine's cores with the service) about
 // what a fixed request costs it.
 func uniformScript(prefix string, n int) string {
-	return fmt.Sprintf(`local requests = {}
+	return seedScript + fmt.Sprintf(`local requests = {}
 init = function(args)
-  math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+  seed()
   for i = 1, %[2]d do
     requests[i] = wrk.format("POST", "%[1]s" .. i .. "/increment")
   end
@@ -104,3 +117,15 @@ request = function()
   return requests[math.random(%[2]d)]
 end`, strings.ReplaceAll(prefix, `"`, `\"`), n)
 }
+
+// visitorsScript makes every request come from another visitor: a random
+// X-Forwarded-For among the 16 million addresses of 10.0.0.0/8, which a
+// service that trusts 127.0.0.1 as its proxy takes for the client. Each
+// request is formatted anew, on both sides of any comparison.
+const visitorsScript = seedScript + `init = function(args)
+  seed()
+end
+request = function()
+  local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
+  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip})
+end`
