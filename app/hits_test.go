@@ -240,7 +240,11 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 		{[]string{"pub/", "docs."}, "hits/a", false},
 	}
 	for _, tc := range tests {
-		env := apptest.New(t, func(c *config.Config) { c.PublicPrefixes = tc.prefixes })
+		env := apptest.New(t, func(c *config.Config) {
+			if tc.prefixes != nil { // nil: the default
+				c.PublicPrefixes = tc.prefixes
+			}
+		})
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
 		before := storedValue(t, env, tc.name) // reserved names cannot be PUT: -1
 		esc := url.PathEscape(tc.name)
