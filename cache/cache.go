@@ -14,7 +14,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/singleflight"
 
 	"countersvc/counters"
@@ -71,19 +69,12 @@ func (o *Options) defaults() {
 // request this much, not seconds.
 const DefaultTimeout = 100 * time.Millisecond
 
-// consecutiveFailures opens the circuit: enough to ride out a single
-// dropped connection, few enough that a dead Redis costs only a handful of
-// requests one timeout each.
-const consecutiveFailures = 3
-
 // Store is a counters.Store that serves reads from Redis when it can.
 type Store struct {
-	next counters.Store
-	rdb  redis.UniversalClient
-	o    Options
-	keys keyspace
+	next        counters.Store
+	*redisCalls // client, deadline, circuit breaker and keys of every Redis call
+	o           Options
 
-	breaker  *gobreaker.TwoStepCircuitBreaker[struct{}]
 	distrust *distrust
 	tokens   *tokens
 	flights  singleflight.Group
@@ -105,9 +96,7 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
 	s := &Store{
 		next:     next,
-		rdb:      rdb,
 		o:        o,
-		keys:     keyspace{prefix: o.KeyPrefix},
 		distrust: newDistrust(o.MaxDistrusted),
 		tokens:   newTokens(),
 		wake:     make(chan struct{}, 1),
@@ -115,18 +104,8 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 		done:     make(chan struct{}),
 	}
 	s.reads.s = s
-	s.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        "redis",
-		MaxRequests: 1,
-		Timeout:     o.Cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= consecutiveFailures },
-		// A caller that gave up says nothing about Redis.
-		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			o.Log.Warn("redis cache circuit", "from", from.String(), "to", to.String())
-		},
-	})
 	s.m = newMetrics(o.Registerer, s)
+	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
 	go s.repairLoop()
 	return s
 }
@@ -140,34 +119,7 @@ func (s *Store) Close() error {
 }
 
 // Check reports whether Redis answers, for /readyz.
-func (s *Store) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-	defer cancel()
-	return s.rdb.Ping(ctx).Err()
-}
-
-// errSkipped stands for a Redis call not made because the circuit is open.
-var errSkipped = errors.New("cache: Redis skipped while the circuit is open")
-
-// do runs one Redis call under its own deadline, through the circuit
-// breaker. fn must map redis.Nil to whatever "not there" means to it.
-func (s *Store) do(ctx context.Context, op string, fn func(context.Context) error) error {
-	done, err := s.breaker.Allow()
-	if err != nil {
-		return errSkipped
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-	err = fn(ctx)
-	cancel()
-	done(err)
-	if err != nil {
-		s.m.errors.WithLabelValues(op).Inc()
-		s.o.Log.Debug("redis cache call failed", "op", op, "error", err.Error())
-	}
-	return err
-}
-
-func (s *Store) circuitOpen() bool { return s.breaker.State() != gobreaker.StateClosed }
+func (s *Store) Check(ctx context.Context) error { return s.ping(ctx) }
 
 // changeCtx is the context for the cache work after a write: the write has
 // committed, so its invalidation must not be cut short because the client's
