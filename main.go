@@ -22,6 +22,7 @@ import (
 	"countersvc/cache"
 	"countersvc/config"
 	"countersvc/counters"
+	"countersvc/hits"
 	"countersvc/storage"
 	"countersvc/tickets"
 )
@@ -111,10 +112,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		MySQLCheck: db.PingContext,
 		RedisCheck: redisCheck,
 
-		PublicPrefixes: cfg.PublicPrefixes,
+		Hits: hits.New(svc, hitLimiter, hitDeduper, hits.Options{
+			PublicPrefixes: cfg.PublicPrefixes, Registerer: reg, Log: log,
+		}),
 		TrustedProxies: proxies,
-		HitLimiter:     hitLimiter,
-		HitDeduper:     hitDeduper,
 	})
 
 	if cfg.DebugAddr != "" {

@@ -8,6 +8,7 @@ import (
 
 	"countersvc/app"
 	"countersvc/cache"
+	"countersvc/hits"
 	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
 )
@@ -18,12 +19,15 @@ func hitLimits(tb testing.TB, r *testenv.Redis, perMinute int, dedup time.Durati
 	tb.Helper()
 	rdb := r.DeadlineClient(tb)
 	return func(o *app.Options) {
+		var limiter hits.Limiter
+		var deduper hits.Deduper
 		if perMinute > 0 {
-			o.HitLimiter = cache.NewRateLimiter(rdb, perMinute, time.Minute, 100*time.Millisecond)
+			limiter = cache.NewRateLimiter(rdb, perMinute, time.Minute, 100*time.Millisecond)
 		}
 		if dedup > 0 {
-			o.HitDeduper = cache.NewDeduper(rdb, dedup, 100*time.Millisecond)
+			deduper = cache.NewDeduper(rdb, dedup, 100*time.Millisecond)
 		}
+		o.Hits = hits.New(o.Counters, limiter, deduper, hits.Options{})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"countersvc/app"
+	"countersvc/hits"
 	"countersvc/internal/apptest"
 	"countersvc/web"
 )
@@ -240,7 +241,9 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 		{[]string{"pub/", "docs."}, "hits/a", false},
 	}
 	for _, tc := range tests {
-		env := apptest.New(t, func(o *app.Options) { o.PublicPrefixes = tc.prefixes })
+		env := apptest.New(t, func(o *app.Options) {
+			o.Hits = hits.New(o.Counters, nil, nil, hits.Options{PublicPrefixes: tc.prefixes})
+		})
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
 		before := storedValue(t, env, tc.name) // reserved names cannot be PUT: -1
 		esc := url.PathEscape(tc.name)
