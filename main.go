@@ -81,7 +81,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	cached, redisCheck, closeCache := withCache(cfg, store, rdb, reg, log)
 	defer closeCache()
-	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
+	var hitLimiter hits.Limiter
+	var hitDeduper hits.Deduper
+	if c, ok := cached.(*cache.Store); ok { // without Redis, no limits: see cache.NewHitLimits
+		hitLimiter, hitDeduper = cache.NewHitLimits(c, cache.HitLimits{
+			Rate: cfg.HitsRateLimit, RateWindow: cfg.HitsRateWindow, DedupWindow: cfg.HitsDedupWindow,
+		})
+	}
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
 	coalescing := counters.WithCoalescing(counters.CoalesceOptions{

@@ -14,21 +14,15 @@ import (
 )
 
 // hitLimits configures the service's abuse limits on a client of its own
-// for r; 0 leaves a limit off.
+// for r; 0 leaves a limit off. The limits live on the Redis of a cache, as
+// in the service; this one has no counters behind it, since the service
+// under test reads MySQL directly.
 func hitLimits(tb testing.TB, r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
 	tb.Helper()
-	rdb := r.DeadlineClient(tb)
-	return func(o *app.Options) {
-		var limiter hits.Limiter
-		var deduper hits.Deduper
-		if perMinute > 0 {
-			limiter = cache.NewRateLimiter(rdb, perMinute, time.Minute, 100*time.Millisecond)
-		}
-		if dedup > 0 {
-			deduper = cache.NewDeduper(rdb, dedup, 100*time.Millisecond)
-		}
-		o.Hits = hits.New(o.Counters, limiter, deduper, hits.Options{})
-	}
+	c := cache.New(nil, r.DeadlineClient(tb), cache.Options{Timeout: 100 * time.Millisecond})
+	tb.Cleanup(func() { c.Close() })
+	limiter, deduper := cache.NewHitLimits(c, cache.HitLimits{Rate: perMinute, RateWindow: time.Minute, DedupWindow: dedup})
+	return func(o *app.Options) { o.Hits = hits.New(o.Counters, limiter, deduper, hits.Options{}) }
 }
 
 // twoProcesses runs two service processes on one database and one Redis,

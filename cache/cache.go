@@ -1,13 +1,16 @@
-// Package cache puts Redis in front of a counters.Store for the read views.
+// Package cache is the service's use of Redis: it puts Redis in front of a
+// counters.Store for the read views, and keeps the page-hit limits
+// (hits.Limiter, hits.Deduper; see NewHitLimits).
 //
 // Single counters are read-through with a TTL and invalidated after every
 // write, once MySQL has answered; the guarantees are in README.md
 // ("Caching"). Lists are cached for a short TTL and never invalidated: they
 // may lag writes by up to that TTL.
 //
-// Redis is an optimisation only. Every Redis call has a short deadline and
-// goes through a circuit breaker; when Redis fails, reads come from MySQL and
-// writes are not held up. An invalidation that cannot be confirmed makes this
+// Redis is an optimisation only. Every Redis call, the limits' included, has
+// a short deadline and goes through one circuit breaker (redisCalls); when
+// Redis fails, reads come from MySQL, writes are not held up, and hits are
+// counted without limits. An invalidation that cannot be confirmed makes this
 // process distrust the entry (see distrust) until a background repairer has
 // confirmed one.
 package cache
@@ -31,12 +34,12 @@ import (
 type Options struct {
 	TTL      time.Duration // lifetime of a counter entry; default 60s
 	ListTTL  time.Duration // how stale a cached page of a listing may be; default 1s
-	Timeout  time.Duration // deadline of each Redis call; default DefaultTimeout
+	Timeout  time.Duration // deadline of each Redis call, the hit limits' too; default DefaultTimeout
 	Cooldown time.Duration // how long Redis is skipped after repeated failures; default 1s
 	// MaxDistrusted bounds the names remembered as distrusted; past it the
 	// whole cache is distrusted until it has been flushed. Default 10000.
 	MaxDistrusted int
-	KeyPrefix     string                // default "counters:v1:"
+	KeyPrefix     string                // of every key, the hit limits' too; default "counters:v1:"
 	Registerer    prometheus.Registerer // nil: metrics are not registered
 	Log           *slog.Logger          // default: discard
 }
@@ -91,7 +94,9 @@ type Store struct {
 var _ counters.Store = (*Store)(nil)
 
 // New returns the cache over next. rdb is not closed by Close: its owner
-// closes it after the Store.
+// closes it after the Store. rdb must have ContextTimeoutEnabled (NewClient
+// sets it), or a call on a hung Redis waits out go-redis's own read timeout
+// (seconds) instead of the deadline do gives it.
 func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
 	s := &Store{
