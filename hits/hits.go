@@ -24,7 +24,9 @@ import (
 	"countersvc/counters"
 )
 
-// Visit is one request to count a page view.
+// Visit is one request to count a page view. Count may keep Name after it
+// returns (the counters service does), so it must be the caller's own
+// memory; the other fields are only read during the call.
 type Visit struct {
 	Name      string     // the counter
 	Addr      netip.Addr // the client's address, as resolved behind trusted proxies
