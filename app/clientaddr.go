@@ -61,17 +61,6 @@ func parseHop(s string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// rateKey is the unit the rate limit counts by: one IPv4 address, or one
-// IPv6 /64, since a single IPv6 host usually holds a whole /64 and could
-// otherwise take a fresh budget for every request.
-func rateKey(a netip.Addr) string {
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
-}
-
 // prefixStrings gives the ranges in the form Fiber's Config.TrustedProxies
 // takes.
 func prefixStrings(ps []netip.Prefix) []string {

@@ -5,9 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
 )
 
 // snippetCacheControl lets browsers and CDNs keep the script a while; a changed
@@ -51,11 +49,7 @@ func snippet(c *fiber.Ctx) error {
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole.
 func routePublic(v1 fiber.Router, o Options) {
-	h := &hitHandlers{
-		svc: o.Counters, public: counters.PublicNames(o.PublicPrefixes), proxies: trustedProxies(o.TrustedProxies),
-		limiter: o.HitLimiter, deduper: o.HitDeduper, dbBudget: dbBudget{o.DBTimeout}, log: o.Log,
-		metrics: newHitMetrics(o.Registry),
-	}
+	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout}}
 	noStore := publicHeaders("no-store")
 	routes := []struct {
 		path    string
@@ -77,24 +71,4 @@ func routePublic(v1 fiber.Router, o Options) {
 func allowOptions(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderAllow, "GET, HEAD, OPTIONS")
 	return c.SendStatus(fiber.StatusNoContent)
-}
-
-type hitMetrics struct {
-	hits        *prometheus.CounterVec
-	limitErrors *prometheus.CounterVec
-}
-
-func newHitMetrics(reg prometheus.Registerer) *hitMetrics {
-	m := &hitMetrics{
-		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "counters_hits_total",
-			Help: "Public page hits by result: counted, repeat (answered without counting) or rate_limited.",
-		}, []string{"result"}),
-		limitErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "counters_hits_limit_errors_total",
-			Help: "Hits let through unchecked because Redis failed, by limit (rate_limit, dedup).",
-		}, []string{"limit"}),
-	}
-	reg.MustRegister(m.hits, m.limitErrors)
-	return m
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/hits"
 	"countersvc/tickets"
 )
 
@@ -36,10 +37,8 @@ type Options struct {
 	RedisCheck func(context.Context) error // nil: cache disabled
 
 	// Page hits (app/public.go).
-	PublicPrefixes []string            // names served without a token; default hits/
-	TrustedProxies []netip.Prefix      // proxies whose X-Forwarded-For is believed
-	HitLimiter     counters.HitLimiter // per-client rate limit; nil: none
-	HitDeduper     counters.HitDeduper // repeat-hit detection; nil: every hit counts
+	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
+	TrustedProxies []netip.Prefix // proxies whose X-Forwarded-For is believed
 }
 
 func (o *Options) defaults() {
@@ -61,8 +60,8 @@ func (o *Options) defaults() {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
-	if o.PublicPrefixes == nil {
-		o.PublicPrefixes = []string{counters.DefaultPublicPrefix}
+	if o.Hits == nil {
+		o.Hits = hits.New(o.Counters, nil, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
 }
 

@@ -1,20 +1,22 @@
-// Package cache puts Redis in front of a counters.Store for the read views.
+// Package cache is the service's use of Redis: it puts Redis in front of a
+// counters.Store for the read views, and keeps the page-hit limits
+// (hits.Limiter, hits.Deduper; see NewHitLimits).
 //
 // Single counters are read-through with a TTL and invalidated after every
 // write, once MySQL has answered; the guarantees are in README.md
 // ("Caching"). Lists are cached for a short TTL and never invalidated: they
 // may lag writes by up to that TTL.
 //
-// Redis is an optimisation only. Every Redis call has a short deadline and
-// goes through a circuit breaker; when Redis fails, reads come from MySQL and
-// writes are not held up. An invalidation that cannot be confirmed makes this
+// Redis is an optimisation only. Every Redis call, the limits' included, has
+// a short deadline and goes through one circuit breaker (redisCalls); when
+// Redis fails, reads come from MySQL, writes are not held up, and hits are
+// counted without limits. An invalidation that cannot be confirmed makes this
 // process distrust the entry (see distrust) until a background repairer has
 // confirmed one.
 package cache
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -23,7 +25,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/singleflight"
 
 	"countersvc/counters"
@@ -33,12 +34,12 @@ import (
 type Options struct {
 	TTL      time.Duration // lifetime of a counter entry; default 60s
 	ListTTL  time.Duration // how stale a cached page of a listing may be; default 1s
-	Timeout  time.Duration // deadline of each Redis call; default DefaultTimeout
+	Timeout  time.Duration // deadline of each Redis call, the hit limits' too; default DefaultTimeout
 	Cooldown time.Duration // how long Redis is skipped after repeated failures; default 1s
 	// MaxDistrusted bounds the names remembered as distrusted; past it the
 	// whole cache is distrusted until it has been flushed. Default 10000.
 	MaxDistrusted int
-	KeyPrefix     string                // default "counters:v1:"
+	KeyPrefix     string                // of every key, the hit limits' too; default "counters:v1:"
 	Registerer    prometheus.Registerer // nil: metrics are not registered
 	Log           *slog.Logger          // default: discard
 }
@@ -71,19 +72,12 @@ func (o *Options) defaults() {
 // request this much, not seconds.
 const DefaultTimeout = 100 * time.Millisecond
 
-// consecutiveFailures opens the circuit: enough to ride out a single
-// dropped connection, few enough that a dead Redis costs only a handful of
-// requests one timeout each.
-const consecutiveFailures = 3
-
 // Store is a counters.Store that serves reads from Redis when it can.
 type Store struct {
-	next counters.Store
-	rdb  redis.UniversalClient
-	o    Options
-	keys keyspace
+	next        counters.Store
+	*redisCalls // client, deadline, circuit breaker and keys of every Redis call
+	o           Options
 
-	breaker  *gobreaker.TwoStepCircuitBreaker[struct{}]
 	distrust *distrust
 	tokens   *tokens
 	flights  singleflight.Group
@@ -100,14 +94,14 @@ type Store struct {
 var _ counters.Store = (*Store)(nil)
 
 // New returns the cache over next. rdb is not closed by Close: its owner
-// closes it after the Store.
+// closes it after the Store. rdb must have ContextTimeoutEnabled (NewClient
+// sets it), or a call on a hung Redis waits out go-redis's own read timeout
+// (seconds) instead of the deadline do gives it.
 func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
 	s := &Store{
 		next:     next,
-		rdb:      rdb,
 		o:        o,
-		keys:     keyspace{prefix: o.KeyPrefix},
 		distrust: newDistrust(o.MaxDistrusted),
 		tokens:   newTokens(),
 		wake:     make(chan struct{}, 1),
@@ -115,18 +109,8 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 		done:     make(chan struct{}),
 	}
 	s.reads.s = s
-	s.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        "redis",
-		MaxRequests: 1,
-		Timeout:     o.Cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= consecutiveFailures },
-		// A caller that gave up says nothing about Redis.
-		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			o.Log.Warn("redis cache circuit", "from", from.String(), "to", to.String())
-		},
-	})
 	s.m = newMetrics(o.Registerer, s)
+	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
 	go s.repairLoop()
 	return s
 }
@@ -140,34 +124,7 @@ func (s *Store) Close() error {
 }
 
 // Check reports whether Redis answers, for /readyz.
-func (s *Store) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-	defer cancel()
-	return s.rdb.Ping(ctx).Err()
-}
-
-// errSkipped stands for a Redis call not made because the circuit is open.
-var errSkipped = errors.New("cache: Redis skipped while the circuit is open")
-
-// do runs one Redis call under its own deadline, through the circuit
-// breaker. fn must map redis.Nil to whatever "not there" means to it.
-func (s *Store) do(ctx context.Context, op string, fn func(context.Context) error) error {
-	done, err := s.breaker.Allow()
-	if err != nil {
-		return errSkipped
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-	err = fn(ctx)
-	cancel()
-	done(err)
-	if err != nil {
-		s.m.errors.WithLabelValues(op).Inc()
-		s.o.Log.Debug("redis cache call failed", "op", op, "error", err.Error())
-	}
-	return err
-}
-
-func (s *Store) circuitOpen() bool { return s.breaker.State() != gobreaker.StateClosed }
+func (s *Store) Check(ctx context.Context) error { return s.ping(ctx) }
 
 // changeCtx is the context for the cache work after a write: the write has
 // committed, so its invalidation must not be cut short because the client's

@@ -9,8 +9,6 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // saltTTL keeps a day's salt a little longer than the day, so that a process
@@ -24,16 +22,16 @@ const saltTTL = 48 * time.Hour
 // the same keys, and it changes every UTC day and then expires, so keys
 // cannot be linked across days and nothing can be reversed once it is gone.
 type clientKeys struct {
-	rdb redis.UniversalClient
-	now func() time.Time
+	calls *redisCalls
+	now   func() time.Time
 
 	mu   sync.Mutex
 	day  string // UTC date of salt
 	salt []byte
 }
 
-func newClientKeys(rdb redis.UniversalClient) *clientKeys {
-	return &clientKeys{rdb: rdb, now: time.Now}
+func newClientKeys(calls *redisCalls) *clientKeys {
+	return &clientKeys{calls: calls, now: time.Now}
 }
 
 // key returns hex(HMAC(salt, parts)). Each part is length-prefixed so that
@@ -68,13 +66,17 @@ func (k *clientKeys) todaysSalt(ctx context.Context) ([]byte, error) {
 
 	// Several processes may race here; SETNX lets exactly one salt win and
 	// everyone reads that one back.
-	key := "counters:hits:salt:" + day
+	key := k.calls.keys.hitSalt(day)
 	fresh := make([]byte, 32)
 	rand.Read(fresh)
-	if err := k.rdb.SetNX(ctx, key, fresh, saltTTL).Err(); err != nil {
-		return nil, err
-	}
-	salt, err := k.rdb.Get(ctx, key).Bytes()
+	var salt []byte
+	err := k.calls.do(ctx, "salt", func(ctx context.Context) error {
+		err := k.calls.rdb.SetNX(ctx, key, fresh, saltTTL).Err()
+		if err == nil {
+			salt, err = k.calls.rdb.Get(ctx, key).Bytes()
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -3,51 +3,45 @@ package cache
 import (
 	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// Deduper remembers, for a window, which client has hit which name, so that
+// deduper remembers, for a window, which client has hit which name, so that
 // a reload or a double-loaded snippet counts once. Each pair is one Redis key
 // (a salted hash, see clientKeys) that expires with the window.
-type Deduper struct {
-	rdb     redis.UniversalClient
-	keys    *clientKeys
-	window  time.Duration
-	timeout time.Duration
+type deduper struct {
+	calls  *redisCalls
+	keys   *clientKeys
+	window time.Duration
 }
 
-// NewDeduper treats repeat hits within window as one. Each Redis call gives
-// up after timeout; rdb must be created with ContextTimeoutEnabled (see
-// NewRateLimiter).
-func NewDeduper(rdb redis.UniversalClient, window, timeout time.Duration) *Deduper {
-	return &Deduper{rdb: rdb, keys: newClientKeys(rdb), window: window, timeout: timeout}
-}
-
-// First implements counters.HitDeduper: SET NX decides atomically, so two
+// First implements hits.Deduper: SET NX decides atomically, so two
 // processes that see the same repeat at once still count it once.
-func (d *Deduper) First(ctx context.Context, client, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
+func (d *deduper) First(ctx context.Context, client, name string) (bool, error) {
 	key, err := d.key(ctx, client, name)
 	if err != nil {
 		return false, err
 	}
-	return d.rdb.SetNX(ctx, key, 1, d.window).Result()
+	var first bool
+	err = d.calls.do(ctx, "dedup", func(ctx context.Context) error {
+		var err error
+		first, err = d.calls.rdb.SetNX(ctx, key, 1, d.window).Result()
+		return err
+	})
+	return first, err
 }
 
-// Forget implements counters.HitDeduper.
-func (d *Deduper) Forget(ctx context.Context, client, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
+// Forget implements hits.Deduper.
+func (d *deduper) Forget(ctx context.Context, client, name string) error {
 	key, err := d.key(ctx, client, name)
 	if err != nil {
 		return err
 	}
-	return d.rdb.Del(ctx, key).Err()
+	return d.calls.do(ctx, "dedup_forget", func(ctx context.Context) error {
+		return d.calls.rdb.Del(ctx, key).Err()
+	})
 }
 
-func (d *Deduper) key(ctx context.Context, client, name string) (string, error) {
+func (d *deduper) key(ctx context.Context, client, name string) (string, error) {
 	h, err := d.keys.key(ctx, client, name)
-	return "counters:hits:seen:" + h, err
+	return d.calls.keys.hitSeen(h), err
 }

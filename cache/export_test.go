@@ -9,7 +9,9 @@ import (
 
 // ClientKeyFunc exposes clientKeys with a fake clock to the tests.
 func ClientKeyFunc(rdb redis.UniversalClient, now func() time.Time) func(context.Context, ...string) (string, error) {
-	k := newClientKeys(rdb)
+	var o Options
+	o.defaults()
+	k := newClientKeys(newRedisCalls(rdb, o, newMetrics(nil, nil).errors))
 	k.now = now
 	return k.key
 }

@@ -6,15 +6,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"countersvc/cache"
+	"countersvc/hits"
 	"countersvc/internal/testenv"
 )
 
 const limitTimeout = 100 * time.Millisecond
 
+// hitLimits are the limits on rdb as one process of the service keeps them:
+// on the Redis of its cache, here one with no counters behind it.
+func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) (hits.Limiter, hits.Deduper) {
+	t.Helper()
+	c := cache.New(nil, rdb, cache.Options{Timeout: timeout})
+	t.Cleanup(func() { c.Close() })
+	return cache.NewHitLimits(c, o)
+}
+
+// rateLimiter is the rate limit of hitLimits alone.
+func rateLimiter(t *testing.T, rdb redis.UniversalClient, rate int, timeout time.Duration) hits.Limiter {
+	t.Helper()
+	l, _ := hitLimits(t, rdb, cache.HitLimits{Rate: rate, RateWindow: time.Minute}, timeout)
+	return l
+}
+
+// deduper is the dedup of hitLimits alone.
+func deduper(t *testing.T, rdb redis.UniversalClient, window, timeout time.Duration) hits.Deduper {
+	t.Helper()
+	_, d := hitLimits(t, rdb, cache.HitLimits{DedupWindow: window}, timeout)
+	return d
+}
+
 func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 	rdb := testenv.StartRedis(t).DeadlineClient(t)
-	l := cache.NewRateLimiter(rdb, 3, time.Minute, time.Second)
+	l := rateLimiter(t, rdb, 3, time.Second)
 	ctx := context.Background()
 	for i := range 3 {
 		if wait, err := l.Allow(ctx, "198.51.100.1"); err != nil || wait != 0 {
@@ -38,10 +64,10 @@ func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 // client between them.
 func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
 	r := testenv.StartRedis(t)
-	a := cache.NewRateLimiter(r.DeadlineClient(t), 2, time.Minute, time.Second)
-	b := cache.NewRateLimiter(r.DeadlineClient(t), 2, time.Minute, time.Second)
+	a := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
+	b := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
 	ctx := context.Background()
-	for i, l := range []*cache.RateLimiter{a, b} {
+	for i, l := range []hits.Limiter{a, b} {
 		if wait, err := l.Allow(ctx, "client"); err != nil || wait != 0 {
 			t.Fatalf("request %d: wait %v, err %v; want allowed", i+1, wait, err)
 		}
@@ -53,11 +79,11 @@ func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
 
 func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 	r := testenv.StartRedis(t)
-	a := cache.NewDeduper(r.DeadlineClient(t), 30*time.Second, time.Second)
-	b := cache.NewDeduper(r.DeadlineClient(t), 30*time.Second, time.Second) // another process
+	a := deduper(t, r.DeadlineClient(t), 30*time.Second, time.Second)
+	b := deduper(t, r.DeadlineClient(t), 30*time.Second, time.Second) // another process
 	ctx := context.Background()
 	steps := []struct {
-		d            *cache.Deduper
+		d            hits.Deduper
 		client, name string
 		forget       bool
 		want         bool
@@ -91,8 +117,7 @@ func TestLimitKeysHoldNoClientDataAndExpire(t *testing.T) {
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
 	const window = 30 * time.Second
-	l := cache.NewRateLimiter(rdb, 60, time.Minute, time.Second)
-	d := cache.NewDeduper(rdb, window, time.Second)
+	l, d := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: window}, time.Second)
 	const addr, client, name = "203.0.113.77", "203.0.113.77 SecretAgent/1.0", "hits/private-page"
 	if _, err := l.Allow(ctx, addr); err != nil {
 		t.Fatal(err)
@@ -168,8 +193,7 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 		t.Run(failure.Name, func(t *testing.T) {
 			r := testenv.StartRedis(t)
 			rdb := r.DeadlineClient(t)
-			l := cache.NewRateLimiter(rdb, 60, time.Minute, limitTimeout)
-			d := cache.NewDeduper(rdb, time.Minute, limitTimeout)
+			l, d := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, limitTimeout)
 			ctx := context.Background()
 			if _, err := l.Allow(ctx, "c"); err != nil { // salt fetched, connection pooled
 				t.Fatal(err)
@@ -192,5 +216,40 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The limits call Redis through the cache's circuit breaker: once the
+// cache has found Redis hung, a hit's limits skip it at once instead of
+// waiting a timeout each, and the hit counts without them.
+func TestLimitsSkipARedisTheCacheHasGivenUpOn(t *testing.T) {
+	st := newStack(t, cache.Options{Cooldown: time.Minute})
+	l, d := cache.NewHitLimits(st.cache, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute})
+	ctx := context.Background()
+	if _, err := l.Allow(ctx, "c"); err != nil { // salt fetched, connection pooled
+		t.Fatal(err)
+	}
+	st.increment(t, "hung", 1)
+	st.redis.Freeze()
+	for range 3 { // enough failed reads to open the circuit
+		st.get(t, "hung")
+	}
+	start := time.Now()
+	for range 10 {
+		if _, err := l.Allow(ctx, "c"); err == nil {
+			t.Fatal("Allow: no error with Redis hung")
+		}
+		if _, err := d.First(ctx, "c", "hits/x"); err == nil {
+			t.Fatal("First: no error with Redis hung")
+		}
+	}
+	// Waiting a timeout each, the 20 checks would take 2 s.
+	if took := time.Since(start); took > 5*cache.DefaultTimeout {
+		t.Errorf("20 limit checks took %v with the circuit open, want far less than a timeout (%v) each", took, cache.DefaultTimeout)
+	}
+	for _, op := range []string{"rate_limit", "dedup"} {
+		if n := st.metric(t, "counters_cache_errors_total", "op="+op); n != 0 {
+			t.Errorf("%v %s calls reached the hung Redis, want none while the circuit is open", n, op)
+		}
 	}
 }

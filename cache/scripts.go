@@ -62,8 +62,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// keyspace names the cache's keys under one prefix, so that a Redis shared
-// with other programs can be flushed of counter entries alone.
+// keyspace names every key of this package under one prefix, so that a
+// Redis shared with other programs can be flushed of counter entries alone.
+// Each kind of key has a part of its own after the prefix: "c:" counter
+// entries, "l:" pages of listings, "hits:" the page-hit limits.
 type keyspace struct{ prefix string }
 
 func (k keyspace) counter(name string) string { return k.prefix + "c:" + name }
@@ -79,6 +81,17 @@ func (k keyspace) counterPattern(namePrefix string) string {
 func (k keyspace) list(f counters.ListFilter) string {
 	return k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
 }
+
+// hitRate is the rate-limit key of a client (a salted hash, see clientKeys).
+// redis_rate puts "rate:" in front of it: the one key outside the prefix.
+func (k keyspace) hitRate(client string) string { return k.prefix + "hits:rate:" + client }
+
+// hitSeen is the key that marks a client's hit on a name (a salted hash)
+// for the dedup window.
+func (k keyspace) hitSeen(clientName string) string { return k.prefix + "hits:seen:" + clientName }
+
+// hitSalt is the key of the salt of the UTC day (YYYY-MM-DD).
+func (k keyspace) hitSalt(day string) string { return k.prefix + "hits:salt:" + day }
 
 // globEscape quotes the characters that SCAN MATCH treats as wildcards.
 func globEscape(s string) string {

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"countersvc/counters"
+	"countersvc/hits"
 )
 
 // validateHits checks the page-hit settings. Rate limit and dedup window 0
@@ -16,7 +16,7 @@ func (c Config) validateHits() error {
 		return errors.New("COUNTERS_PUBLIC_PREFIXES: give at least one prefix, such as hits/")
 	}
 	for _, p := range c.PublicPrefixes {
-		if err := counters.ValidatePublicPrefix(p); err != nil {
+		if err := hits.ValidatePublicPrefix(p); err != nil {
 			return fmt.Errorf("COUNTERS_PUBLIC_PREFIXES: %v", err)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"countersvc/cache"
 	"countersvc/coalesce"
 	"countersvc/counters"
+	"countersvc/hits"
 	"countersvc/internal/config"
 	"countersvc/storage"
 	"countersvc/tickets"
@@ -98,7 +99,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// Consumers of the counters service.
 	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
-	hitLimiter, hitDeduper := hitLimits(cfg, rdb)
+	var hitLimiter hits.Limiter
+	var hitDeduper hits.Deduper
+	if s.Cache != nil { // without Redis, no limits: see cache.NewHitLimits
+		hitLimiter, hitDeduper = cache.NewHitLimits(s.Cache, cache.HitLimits{
+			Rate: cfg.HitsRateLimit, RateWindow: cfg.HitsRateWindow, DedupWindow: cfg.HitsDedupWindow,
+		})
+	}
+	hitRules := hits.New(s.Counters, hitLimiter, hitDeduper, hits.Options{
+		PublicPrefixes: cfg.PublicPrefixes, Registerer: s.Registry, Log: log,
+	})
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
 	// HTTP.
@@ -113,10 +123,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		ListTTL:    cfg.ListTTL,
 		MySQLCheck: s.DB.PingContext,
 
-		PublicPrefixes: cfg.PublicPrefixes,
+		Hits:           hitRules,
 		TrustedProxies: proxies,
-		HitLimiter:     hitLimiter,
-		HitDeduper:     hitDeduper,
 	}
 	if s.Cache != nil {
 		o.RedisCheck = s.Cache.Check
@@ -141,21 +149,3 @@ func (s *Service) Close() error {
 }
 
 func (s *Service) onClose(f func() error) { s.closers = append(s.closers, f) }
-
-// hitLimits builds the page-hit abuse limits. Without Redis there are none:
-// the state must be shared by every process, and counting must not depend
-// on anything but MySQL. A setting of 0 turns a limit off.
-func hitLimits(cfg config.Config, rdb redis.UniversalClient) (counters.HitLimiter, counters.HitDeduper) {
-	if rdb == nil {
-		return nil, nil
-	}
-	var limiter counters.HitLimiter
-	var deduper counters.HitDeduper
-	if cfg.HitsRateLimit > 0 {
-		limiter = cache.NewRateLimiter(rdb, cfg.HitsRateLimit, cfg.HitsRateWindow, cfg.RedisTimeout)
-	}
-	if cfg.HitsDedupWindow > 0 {
-		deduper = cache.NewDeduper(rdb, cfg.HitsDedupWindow, cfg.RedisTimeout)
-	}
-	return limiter, deduper
-}

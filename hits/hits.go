@@ -1,0 +1,222 @@
+// Package hits holds the rules of public page hits: which counters anyone
+// may count without a token, and when a page view counts. A HEAD request
+// is no page view; each client has a rate limit; a repeat from the same
+// client on the same name within a window is not counted again; both limits
+// fail open, so counting never depends on Redis; and a hit that could not be
+// counted is forgotten by the repeat rule, so that its retry counts.
+//
+// It knows neither HTTP nor Redis: app/ parses the request, resolves the
+// client's address behind trusted proxies and renders the answer; cache/
+// keeps the limits' state in Redis behind the Limiter and Deduper
+// interfaces.
+package hits
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersvc/counters"
+)
+
+// Visit is one request to count a page view. Count may keep Name after it
+// returns (the counters service does), so it must be the caller's own
+// memory; the other fields are only read during the call.
+type Visit struct {
+	Name      string     // the counter
+	Addr      netip.Addr // the client's address, as resolved behind trusted proxies
+	UserAgent string
+	Head      bool // a HEAD request: link checkers and crawlers, no page view
+}
+
+// Options tune New. Zero values take the defaults.
+type Options struct {
+	// PublicPrefixes are the names anyone may count; default
+	// DefaultPublicPrefix. Config checks them with ValidatePublicPrefix.
+	PublicPrefixes []string
+	Registerer     prometheus.Registerer // nil: metrics are not registered
+	Log            *slog.Logger          // default: discard
+}
+
+// Service counts page hits on the public counters.
+type Service struct {
+	counters counters.Service
+	limiter  Limiter // nil: no rate limit
+	deduper  Deduper // nil: every hit counts
+	public   PublicNames
+	log      *slog.Logger
+	m        *metrics
+}
+
+// New returns the page-hit rules over svc. limiter and deduper may be nil:
+// there are no abuse limits without Redis, since their state must be shared
+// by every process of the service.
+func New(svc counters.Service, limiter Limiter, deduper Deduper, o Options) *Service {
+	if o.PublicPrefixes == nil {
+		o.PublicPrefixes = []string{DefaultPublicPrefix}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Service{
+		counters: svc, limiter: limiter, deduper: deduper,
+		public: PublicNames(o.PublicPrefixes), log: o.Log, m: newMetrics(o.Registerer),
+	}
+}
+
+// Public returns EPERMISSION unless name is under one of the public
+// prefixes, so that no private counter can be read or counted without the
+// token.
+func (s *Service) Public(name string) error {
+	if !s.public.Contains(name) {
+		return counters.Errorf(counters.EPERMISSION, "Only names under the public prefixes can be used without a token.")
+	}
+	return nil
+}
+
+// Read returns a public counter's value without counting a hit. Returns
+// EPERMISSION for a name outside the public prefixes, ENOTFOUND if the
+// counter does not exist.
+func (s *Service) Read(ctx context.Context, name string) (int64, error) {
+	if err := s.Public(name); err != nil {
+		return 0, err
+	}
+	ctr, err := s.counters.Get(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return ctr.Value, nil
+}
+
+// Count counts the visit as one hit and returns the value it produced; for
+// a visit that does not count (a HEAD, a repeat) it returns the current
+// value, 0 for a counter that does not exist yet. Returns EPERMISSION for a
+// name outside the public prefixes, and a *RateLimitedError (ERATELIMITED)
+// when the client's budget is spent.
+func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
+	if err := s.Public(v.Name); err != nil {
+		return 0, err
+	}
+	if v.Head {
+		return s.current(ctx, v.Name)
+	}
+	if err := s.checkRate(ctx, v.Addr); err != nil {
+		return 0, err
+	}
+	client := v.Addr.String() + " " + v.UserAgent
+	if !s.first(ctx, client, v.Name) {
+		ctr, err := s.counters.Get(ctx, v.Name)
+		if err == nil {
+			s.m.repeat.Inc()
+			return ctr.Value, nil
+		}
+		// A counter deleted within the window is counted afresh.
+		if counters.ErrorCode(err) != counters.ENOTFOUND {
+			return 0, err
+		}
+	}
+	value, err := s.counters.Increment(ctx, v.Name, 1)
+	if err != nil {
+		s.forget(ctx, client, v.Name)
+		return 0, err
+	}
+	s.m.counted.Inc()
+	return value, nil
+}
+
+// current is the counter's value, 0 for one that does not exist yet.
+func (s *Service) current(ctx context.Context, name string) (int64, error) {
+	ctr, err := s.counters.Get(ctx, name)
+	if counters.ErrorCode(err) == counters.ENOTFOUND {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	return ctr.Value, nil
+}
+
+// checkRate takes one hit from the client's budget.
+func (s *Service) checkRate(ctx context.Context, addr netip.Addr) error {
+	if s.limiter == nil {
+		return nil
+	}
+	wait, err := s.limiter.Allow(ctx, rateKey(addr))
+	if err != nil {
+		s.failOpen(ctx, limitRate, err)
+		return nil
+	}
+	if wait <= 0 {
+		return nil
+	}
+	s.m.rateLimited.Inc()
+	return &RateLimitedError{RetryAfter: wait}
+}
+
+// first reports whether the hit is the client's first on name within the
+// dedup window; without a deduper every hit is.
+func (s *Service) first(ctx context.Context, client, name string) bool {
+	if s.deduper == nil {
+		return true
+	}
+	first, err := s.deduper.First(ctx, client, name)
+	if err != nil {
+		s.failOpen(ctx, limitDedup, err)
+		return true
+	}
+	return first
+}
+
+// forget lets the client's retry of a hit that could not be counted count.
+// The increment may have failed because ctx ran out: the mark must go all
+// the same (the deduper bounds its own calls).
+func (s *Service) forget(ctx context.Context, client, name string) {
+	if s.deduper == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := s.deduper.Forget(ctx, client, name); err != nil {
+		s.failOpen(ctx, limitDedup, err)
+	}
+}
+
+// failOpen records that a limit could not be checked. It logs at debug
+// level only: with Redis down this happens on every hit, /readyz and the
+// metric already say so.
+func (s *Service) failOpen(ctx context.Context, limit string, err error) {
+	s.m.limitErrors.WithLabelValues(limit).Inc()
+	s.log.DebugContext(ctx, "hit limit skipped", "limit", limit, "error", err.Error())
+}
+
+// rateKey is the unit the rate limit counts by: one IPv4 address, or one
+// IPv6 /64, since a single IPv6 host usually holds a whole /64 and could
+// otherwise take a fresh budget for every request.
+func rateKey(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// RateLimitedError is Count's answer to a client whose budget is spent. It
+// unwraps to an ERATELIMITED counters.Error, and says when to retry.
+type RateLimitedError struct {
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string { return e.Unwrap().Error() }
+
+func (e *RateLimitedError) Unwrap() error {
+	return counters.Errorf(counters.ERATELIMITED, "Too many hits from this address; retry in %d seconds.", e.Seconds())
+}
+
+// Seconds is RetryAfter in whole seconds, rounded up (at least 1), so that
+// a client that waits as told is let in.
+func (e *RateLimitedError) Seconds() int {
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+}

@@ -1,0 +1,363 @@
+package hits_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersvc/counters"
+	"countersvc/hits"
+)
+
+var (
+	errRedis = errors.New("redis: i/o timeout")
+	firefox  = hits.Visit{Name: "hits/a", Addr: netip.MustParseAddr("198.51.100.1"), UserAgent: "Firefox/140"}
+)
+
+// head is v as a HEAD request.
+func head(v hits.Visit) hits.Visit { v.Head = true; return v }
+
+// The rules of Count, one case each: what it answers, what it leaves stored,
+// and what it asks of the limits.
+func TestCountRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		stored  map[string]int64 // counters before the visit
+		limiter *fakeLimiter     // nil: no rate limit
+		deduper *fakeDeduper     // nil: no dedup
+		incrErr error            // what Increment fails with
+		getErr  error            // what Get fails with
+		visit   hits.Visit
+
+		want       int64
+		wantCode   string // "" for success
+		wantStored int64  // hits/a afterwards; -1 for missing
+		wantResult string // the counters_hits_total result counted, "" for none
+		wantLimit  string // the limit whose failure was counted, "" for none
+		wantForget bool
+	}{
+		{name: "a first hit counts",
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, visit: firefox,
+			want: 1, wantStored: 1, wantResult: "counted"},
+		{name: "without limits every hit counts",
+			stored: map[string]int64{"hits/a": 7}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted"},
+		{name: "HEAD reads without counting",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{wait: time.Second}, deduper: &fakeDeduper{}, visit: head(firefox),
+			want: 7, wantStored: 7},
+		{name: "HEAD on a missing counter is 0 and creates nothing",
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, visit: head(firefox),
+			want: 0, wantStored: -1},
+		{name: "a spent budget is rate limited and counts nothing",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{wait: 1200 * time.Millisecond}, deduper: &fakeDeduper{}, visit: firefox,
+			wantCode: counters.ERATELIMITED, wantStored: 7, wantResult: "rate_limited"},
+		{name: "a repeat answers the current value",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, visit: firefox,
+			want: 7, wantStored: 7, wantResult: "repeat"},
+		{name: "a repeat on a counter deleted within the window counts afresh",
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, visit: firefox,
+			want: 1, wantStored: 1, wantResult: "counted"},
+		{name: "a repeat whose read fails fails",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, getErr: unavailable, visit: firefox,
+			wantCode: counters.EUNAVAILABLE, wantStored: 7},
+		{name: "the rate limit fails open",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{err: errRedis}, deduper: &fakeDeduper{}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted", wantLimit: "rate_limit"},
+		{name: "the dedup fails open",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true, err: errRedis}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted", wantLimit: "dedup"},
+		{name: "a failed increment is forgotten, so that the retry counts",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, incrErr: unavailable, visit: firefox,
+			wantCode: counters.EUNAVAILABLE, wantStored: 7, wantForget: true},
+		{name: "a failed forget is counted as a dedup failure",
+			limiter: &fakeLimiter{}, deduper: &fakeDeduper{forgetErr: errRedis}, incrErr: unavailable, visit: firefox,
+			wantCode: counters.EUNAVAILABLE, wantStored: -1, wantLimit: "dedup", wantForget: true},
+		{name: "a private name is forbidden and asks nothing",
+			stored:  map[string]int64{"hits/a": 7},
+			limiter: &fakeLimiter{wait: time.Second}, deduper: &fakeDeduper{seen: true},
+			visit:    hits.Visit{Name: "books/a", Addr: firefox.Addr},
+			wantCode: counters.EPERMISSION, wantStored: 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &fakeCounters{values: tc.stored, incrErr: tc.incrErr, getErr: tc.getErr}
+			reg := prometheus.NewRegistry()
+			var limiter hits.Limiter
+			if tc.limiter != nil {
+				limiter = tc.limiter
+			}
+			var deduper hits.Deduper
+			if tc.deduper != nil {
+				deduper = tc.deduper
+			}
+			svc := hits.New(store, limiter, deduper, hits.Options{Registerer: reg})
+
+			got, err := svc.Count(context.Background(), tc.visit)
+			if code := errorCode(err); code != tc.wantCode {
+				t.Fatalf("Count: error %v, want code %q", err, tc.wantCode)
+			}
+			if got != tc.want {
+				t.Errorf("Count = %d, want %d", got, tc.want)
+			}
+			if v, ok := store.values["hits/a"]; !ok && tc.wantStored != -1 || ok && v != tc.wantStored {
+				t.Errorf("stored %d (exists %v), want %d", v, ok, tc.wantStored)
+			}
+			for _, result := range []string{"counted", "repeat", "rate_limited"} {
+				if got, want := metric(t, reg, "counters_hits_total", result), boolFloat(result == tc.wantResult); got != want {
+					t.Errorf("counters_hits_total{result=%q} = %v, want %v", result, got, want)
+				}
+			}
+			for _, limit := range []string{"rate_limit", "dedup"} {
+				if got, want := metric(t, reg, "counters_hits_limit_errors_total", limit), boolFloat(limit == tc.wantLimit); got != want {
+					t.Errorf("counters_hits_limit_errors_total{limit=%q} = %v, want %v", limit, got, want)
+				}
+			}
+			if tc.deduper != nil && tc.deduper.forgot != tc.wantForget {
+				t.Errorf("forgot = %v, want %v", tc.deduper.forgot, tc.wantForget)
+			}
+			if tc.visit.Head || tc.wantCode == counters.EPERMISSION {
+				if n := tc.limiter.asked() + tc.deduper.asked(); n != 0 {
+					t.Errorf("limits asked %d times, want none", n)
+				}
+			}
+		})
+	}
+}
+
+// The answer to a spent budget says when to retry, in whole seconds
+// rounded up, so that a client that waits as told is let in.
+func TestRateLimitedSaysWhenToRetry(t *testing.T) {
+	tests := []struct {
+		wait time.Duration
+		secs int
+	}{
+		{time.Millisecond, 1},
+		{time.Second, 1},
+		{1200 * time.Millisecond, 2},
+		{15 * time.Second, 15},
+	}
+	for _, tc := range tests {
+		svc := hits.New(&fakeCounters{}, &fakeLimiter{wait: tc.wait}, nil, hits.Options{})
+		_, err := svc.Count(context.Background(), firefox)
+		var limited *hits.RateLimitedError
+		if !errors.As(err, &limited) {
+			t.Fatalf("wait %v: error %v, want a *hits.RateLimitedError", tc.wait, err)
+		}
+		if got, want := limited.RetryAfter, tc.wait; got != want {
+			t.Errorf("RetryAfter = %v, want %v", got, want)
+		}
+		if got, want := limited.Seconds(), tc.secs; got != want {
+			t.Errorf("wait %v: Seconds() = %d, want %d", tc.wait, got, want)
+		}
+		if got, want := counters.ErrorCode(err), counters.ERATELIMITED; got != want {
+			t.Errorf("code %q, want %q", got, want)
+		}
+	}
+}
+
+// The rate limit counts an IPv6 client by its /64; the dedup tells clients
+// apart by their whole address and User-Agent.
+func TestLimitsSeeTheClientsTheyCountBy(t *testing.T) {
+	tests := []struct {
+		addr, agent  string
+		rate, client string
+	}{
+		{"198.51.100.1", "Firefox/140", "198.51.100.1", "198.51.100.1 Firefox/140"},
+		{"2001:db8::1", "Chrome/140", "2001:db8::/64", "2001:db8::1 Chrome/140"},
+		{"2001:db8:0:1:2:3:4:5", "", "2001:db8:0:1::/64", "2001:db8:0:1:2:3:4:5 "},
+	}
+	for _, tc := range tests {
+		l, d := &fakeLimiter{}, &fakeDeduper{}
+		svc := hits.New(&fakeCounters{}, l, d, hits.Options{})
+		v := hits.Visit{Name: "hits/a", Addr: netip.MustParseAddr(tc.addr), UserAgent: tc.agent}
+		if _, err := svc.Count(context.Background(), v); err != nil {
+			t.Fatal(err)
+		}
+		if l.client != tc.rate {
+			t.Errorf("%s: rate limited as %q, want %q", tc.addr, l.client, tc.rate)
+		}
+		if d.client != tc.client {
+			t.Errorf("%s: deduplicated as %q, want %q", tc.addr, d.client, tc.client)
+		}
+	}
+}
+
+// An increment that failed because the request ran out of time is still
+// forgotten: the forget must not inherit the spent deadline.
+func TestForgetOutlivesTheRequestsDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &fakeDeduper{}
+	store := &fakeCounters{incrErr: unavailable, onIncrement: cancel}
+	svc := hits.New(store, nil, d, hits.Options{})
+	if _, err := svc.Count(ctx, firefox); errorCode(err) != counters.EUNAVAILABLE {
+		t.Fatalf("Count: %v", err)
+	}
+	if !d.forgot || d.forgetCtxErr != nil {
+		t.Fatalf("forgot %v with context error %v, want forgotten under a live context", d.forgot, d.forgetCtxErr)
+	}
+}
+
+func TestPublicNamesAndRead(t *testing.T) {
+	store := &fakeCounters{values: map[string]int64{"pub/a": 5, "books/a": 9}}
+	svc := hits.New(store, nil, nil, hits.Options{PublicPrefixes: []string{"pub/", "docs."}})
+	tests := []struct {
+		name     string
+		want     int64
+		wantCode string
+	}{
+		{"pub/a", 5, ""},
+		{"pub/missing", 0, counters.ENOTFOUND},
+		{"books/a", 0, counters.EPERMISSION},
+		{"hits/a", 0, counters.EPERMISSION}, // the default prefix is not added to configured ones
+		{"docs.example.com", 0, counters.ENOTFOUND},
+	}
+	for _, tc := range tests {
+		got, err := svc.Read(context.Background(), tc.name)
+		if got != tc.want || errorCode(err) != tc.wantCode {
+			t.Errorf("Read(%q) = %d, %v; want %d, code %q", tc.name, got, err, tc.want, tc.wantCode)
+		}
+		if perr := svc.Public(tc.name); (errorCode(perr) == counters.EPERMISSION) != (tc.wantCode == counters.EPERMISSION) {
+			t.Errorf("Public(%q) = %v", tc.name, perr)
+		}
+	}
+	if store.gets != 3 {
+		t.Errorf("%d reads reached the counters, want 3: private names are refused first", store.gets)
+	}
+}
+
+func TestValidatePublicPrefix(t *testing.T) {
+	for prefix, ok := range map[string]bool{
+		"hits/": true, "docs.": true, "a": true,
+		"": false, "_board/": false, "bad\x00": false,
+	} {
+		if err := hits.ValidatePublicPrefix(prefix); (err == nil) != ok {
+			t.Errorf("ValidatePublicPrefix(%q) = %v, want ok = %v", prefix, err, ok)
+		}
+	}
+}
+
+var unavailable = counters.Errorf(counters.EUNAVAILABLE, "The database is unavailable.")
+
+func errorCode(err error) string { return counters.ErrorCode(err) }
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// metric is the value of the series of name whose one label is value.
+func metric(t *testing.T, reg *prometheus.Registry, name, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// fakeCounters keeps values in a map; Get and Increment fail with getErr
+// and incrErr when set.
+type fakeCounters struct {
+	counters.Service // only Get and Increment are used
+	values           map[string]int64
+	getErr, incrErr  error
+	onIncrement      func()
+	gets             int
+}
+
+func (f *fakeCounters) Get(_ context.Context, name string) (*counters.Counter, error) {
+	f.gets++
+	if f.getErr != nil {
+		return nil, f.getErr
+	}
+	v, ok := f.values[name]
+	if !ok {
+		return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+	}
+	return &counters.Counter{Name: name, Value: v}, nil
+}
+
+func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int64, error) {
+	if f.onIncrement != nil {
+		f.onIncrement()
+	}
+	if f.incrErr != nil {
+		return 0, f.incrErr
+	}
+	if f.values == nil {
+		f.values = map[string]int64{}
+	}
+	f.values[name] += by
+	return f.values[name], nil
+}
+
+type fakeLimiter struct {
+	wait   time.Duration
+	err    error
+	calls  int
+	client string
+}
+
+func (f *fakeLimiter) asked() int {
+	if f == nil {
+		return 0
+	}
+	return f.calls
+}
+
+func (f *fakeLimiter) Allow(_ context.Context, client string) (time.Duration, error) {
+	f.calls++
+	f.client = client
+	return f.wait, f.err
+}
+
+type fakeDeduper struct {
+	seen         bool // every hit is a repeat
+	err          error
+	forgetErr    error
+	calls        int
+	client       string
+	forgot       bool
+	forgetCtxErr error
+}
+
+func (f *fakeDeduper) asked() int {
+	if f == nil {
+		return 0
+	}
+	return f.calls
+}
+
+func (f *fakeDeduper) First(_ context.Context, client, _ string) (bool, error) {
+	f.calls++
+	f.client = client
+	return !f.seen, f.err
+}
+
+func (f *fakeDeduper) Forget(ctx context.Context, _, _ string) error {
+	f.forgot, f.forgetCtxErr = true, ctx.Err()
+	return f.forgetErr
+}
