@@ -5,7 +5,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
-
 )
 
 // snippetCacheControl lets browsers and CDNs keep the script a while; a changed
