@@ -81,7 +81,7 @@ type Store struct {
 	distrust *distrust
 	tokens   *tokens
 	flights  singleflight.Group
-	reads    readBatcher
+	reads    readPipeline
 	seq      atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	m        *metrics
 

@@ -116,7 +116,7 @@ func (s *Store) lookup(ctx context.Context, key, name string) (entry, error) {
 }
 
 // lookupRaw reads an entry with a plain HMGET, which Redis still answers
-// while writes are paused, batched with those of concurrent requests. Only an
+// while writes are paused, pipelined with those of concurrent requests. Only an
 // entry without a generation needs the reserve script. It returns the stored
 // value (nil on a miss) and the generation a fill must be made under.
 func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen string, err error) {
