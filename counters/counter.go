@@ -162,17 +162,10 @@ type Service interface {
 
 // Store is what the service needs from persistence; storage/ implements it
 // against MySQL, and cache/ and coalesce/ wrap it. Arguments are already
-// validated. Besides the Service's methods (less the idempotent ones, whose
-// results the store records, see idempotency.go) it applies many counters'
+// validated. Besides the Service's methods it applies many counters'
 // increments at once.
 type Store interface {
-	Increment(ctx context.Context, name string, by int64) (int64, error)
-	Get(ctx context.Context, name string) (*Counter, error)
-	Set(ctx context.Context, req SetRequest) (c *Counter, created bool, err error)
-	Delete(ctx context.Context, name string) error
-	List(ctx context.Context, f ListFilter) (*Page, error)
-	Reset(ctx context.Context, req ResetRequest) (int64, error)
-	Batch(ctx context.Context, items []Increment) ([]int64, error)
+	Service
 
 	// IncrementMany applies the increments of distinct counters in one
 	// transaction (one commit) and returns each counter's new value, in
@@ -181,8 +174,4 @@ type Store interface {
 	// distinct and no error names an item: it is the coalescer's, which
 	// finds out on its own which counter refused.
 	IncrementMany(ctx context.Context, incs []Increment) ([]int64, error)
-
-	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (value int64, replayed bool, err error)
-	SetOnce(ctx context.Context, key Idempotency, req SetRequest) (c *Counter, created, replayed bool, err error)
-	BatchOnce(ctx context.Context, key Idempotency, items []Increment) (values []int64, replayed bool, err error)
 }
