@@ -48,7 +48,7 @@ func TestConcurrentTicketCreationNumbersEachBoardExactlyOnce(t *testing.T) {
 		t.FailNow()
 	}
 	stats := env.TicketStore.InsertStats()
-	t.Logf("%d tickets in %v; %d INSERT statements", boards*workers*perWorker, time.Since(start).Round(time.Millisecond), stats.Batches)
+	t.Logf("%d tickets in %v; %d INSERT statements", boards*workers*perWorker, time.Since(start).Round(time.Millisecond), stats.Groups)
 
 	rows, err := env.DB.Query("SELECT board_id, MAX(local_id), COUNT(*), COUNT(DISTINCT local_id), MIN(local_id) FROM ticket GROUP BY board_id")
 	if err != nil {

@@ -84,7 +84,7 @@ func (g *ticketInserter) stats() InsertStats {
 	g.mu.Lock()
 	n := len(g.queue)
 	g.mu.Unlock()
-	return InsertStats{Batches: g.groups.Load(), Rows: g.rows.Load(), Queued: n}
+	return InsertStats{Groups: g.groups.Load(), Rows: g.rows.Load(), Queued: n}
 }
 
 // drain writes groups until the queue is empty, then ends: an idle

@@ -128,9 +128,9 @@ func (e *ticketEnv) queueBehindOne(tb testing.TB, boardID int64, first int64, ot
 func (e *ticketEnv) queueBehindOneOn(tb testing.TB, boardID, first, othersBoard int64, others []int64) (<-chan result, []<-chan result) {
 	tb.Helper()
 	ctx := context.Background()
-	before := e.store.InsertStats().Batches
+	before := e.store.InsertStats().Groups
 	head := e.createAsync(ctx, boardID, first)
-	e.waitStats(tb, "the first row in flight", func(s storage.InsertStats) bool { return s.Batches == before+1 && s.Queued == 0 })
+	e.waitStats(tb, "the first row in flight", func(s storage.InsertStats) bool { return s.Groups == before+1 && s.Queued == 0 })
 	var rest []<-chan result
 	for i, l := range others {
 		rest = append(rest, e.createAsync(ctx, othersBoard, l))
@@ -155,7 +155,7 @@ func TestRowsQueuedDuringAnInsertShareTheNextStatement(t *testing.T) {
 				t.Errorf("ticket %d: id %d, stored as %d", r.t.LocalID, got, want)
 			}
 		}
-		if s := e.store.InsertStats(); s.Batches != 2 || s.Rows != 11 {
+		if s := e.store.InsertStats(); s.Groups != 2 || s.Rows != 11 {
 			t.Fatalf("stats %+v, want 11 rows in 2 statements", s)
 		}
 	})
@@ -173,7 +173,7 @@ func TestGroupsAreBoundedByMaxGroupRows(t *testing.T) {
 			}
 		}
 		// 1 in flight, then 7 queued rows in statements of 3, 3 and 1.
-		if s := e.store.InsertStats(); s.Batches != 4 || s.Rows != 8 {
+		if s := e.store.InsertStats(); s.Groups != 4 || s.Rows != 8 {
 			t.Fatalf("stats %+v, want 8 rows in 4 statements", s)
 		}
 	})

@@ -50,7 +50,7 @@ func TestTicketCallersGet503WhenMySQLDiesUnderAGroup(t *testing.T) {
 			if r := <-head; r.err != nil {
 				t.Fatal(r.err)
 			}
-			e.waitStats(t, "B's group in flight", func(s storage.InsertStats) bool { return s.Batches == 2 && s.Queued == 0 })
+			e.waitStats(t, "B's group in flight", func(s storage.InsertStats) bool { return s.Groups == 2 && s.Queued == 0 })
 			queued := e.createAsync(ctx, b, 4)
 			e.waitStats(t, "a row queued behind B's group", func(s storage.InsertStats) bool { return s.Queued == 1 })
 			m.Kill()

@@ -43,12 +43,11 @@ func NewTicketStore(db *DB, o TicketStoreOptions) *TicketStore {
 }
 
 // InsertStats says how ticket inserts were grouped: Rows tickets were
-// written in Batches groups, one INSERT statement each, and Queued wait for
-// the next one. Batches counts groups, not client batches; it keeps its
-// name for the tests outside storage that read it.
+// written in Groups, one INSERT statement each, and Queued wait for the
+// next one.
 type InsertStats struct {
-	Batches, Rows int64
-	Queued        int
+	Groups, Rows int64
+	Queued       int
 }
 
 // InsertStats reports the group commit's work so far.
