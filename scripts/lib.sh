@@ -28,7 +28,7 @@ package_purpose() {
     curl) echo "the README's examples" ;;
     chromium) echo "the page-hit snippet's browser test" ;;
     wrk) echo "the benchmark's load generator" ;;
-    *) echo "needed by ${0##*/}" ;;
+    *) echo "needed by scripts/${0##*/}" ;;
   esac
 }
 
@@ -80,12 +80,12 @@ apt_progress() {
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$out"
     case "$line" in
-      "Need to get "*) log "  ${line%.}, then installs it (a few minutes on a slow line)" ;;
+      "Need to get "*) log "  apt-get: ${line%.}" ;;
       *" newly installed"*) total="${line#*upgraded, }"; total="${total%% newly*}" ;;
       Get:*) got=$((got + 1)) ;;
       "Setting up "*) setup=$((setup + 1)) ;;
     esac
-    if [ $((SECONDS - last)) -ge 5 ] && [ "$said" != "$got/$setup" ]; then
+    if [ $((SECONDS - last)) -ge 5 ] && [ "$said" != "$got/$setup" ] && [ "$got" -gt 0 ]; then
       last="$SECONDS"; said="$got/$setup"
       log "  $got of $total packages downloaded, $setup set up"
     fi
