@@ -26,7 +26,7 @@ package_purpose() {
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
     curl) echo "the README's examples" ;;
-    chromium) echo "the page-hit snippet's browser test" ;;
+    chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
     *) echo "needed by scripts/${0##*/}" ;;
   esac
