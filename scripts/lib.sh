@@ -38,20 +38,20 @@ package_purpose() {
 # line naming the exact command to run as root, since a script that asks
 # for a password half-way through is worse than one that stops.
 ensure_packages() {
-  local missing=() pair cmd pkg p why=()
+  local missing=() pair cmd pkg p why=""
   for pair in "$@"; do
     cmd="${pair%%:*}"; pkg="${pair#*:}"
     command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] && continue
     case " ${missing[*]} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
-  for p in "${missing[@]}"; do why+=("$p ($(package_purpose "$p"))"); done
+  for p in "${missing[@]}"; do why+="${why:+, }$p ($(package_purpose "$p"))"; done
   if [ "$(id -u)" -ne 0 ]; then
-    die "missing ${why[*]}; as root, run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
+    die "missing $why; as root, run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
   fi
   command -v apt-get >/dev/null 2>&1 ||
-    die "missing ${why[*]}, and this is no Debian-like system with apt-get: install them yourself"
-  log "installing with apt-get: $(IFS=,; echo "${why[*]}" | sed 's/,/, /g')"
+    die "missing $why, and this is no Debian-like system with apt-get: install them yourself"
+  log "installing with apt-get: $why"
   apt_update
   local out; out="$(mktemp "${TMPDIR:-/tmp}/apt-get.XXXXXX")"
   if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
