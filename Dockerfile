@@ -1,5 +1,7 @@
 # Multi-stage build: a static binary on a distroless base, running as a
 # non-root user. The service creates its tables at start-up.
+# Any golang:1.26 image builds it: go.mod asks for go 1.26.0, and the image
+# keeps to its own Go (GOTOOLCHAIN=local).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

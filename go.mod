@@ -1,6 +1,6 @@
 module countersvc
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/caarlos0/env/v10 v10.0.0

@@ -2,6 +2,12 @@
 # Shared helpers for the project's scripts: install and start project-local
 # MariaDB and Redis instances, so that a fresh Debian machine needs nothing
 # done by hand. Sourced, not run.
+#
+# They work for root and for an ordinary user alike: root installs what is
+# missing with apt-get; a user, who cannot, is told in one line what to run
+# as root. The servers they start run as whoever started them, in
+# directories of their own, and are detached from the script (their own
+# session), so that they outlive it and nothing waits on them by accident.
 
 set -euo pipefail
 
@@ -10,30 +16,106 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-    die "need root to run: $* (install it yourself, or run as root)"; fi
+# package_purpose PKG says why the project needs a Debian package, so that
+# whoever installs it knows what the download is for.
+package_purpose() {
+  case "$1" in
+    mariadb-server) echo "the database the service and tests use" ;;
+    mariadb-client) echo "to create the database user" ;;
+    redis-server) echo "the cache" ;;
+    redis-tools) echo "to see that Redis answers" ;;
+    gcc) echo "cgo, which go test -race needs" ;;
+    curl) echo "the README's examples" ;;
+    chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
+    wrk) echo "the benchmark's load generator" ;;
+    *) echo "needed by scripts/${0##*/}" ;;
+  esac
 }
 
 # ensure_packages installs the Debian packages that provide the given
-# commands when any of them is missing. apt-get update runs only then.
+# commands (cmd:pkg ...) when any of them is missing. As root it runs
+# apt-get (update, then install, saying how far it got); anyone else gets one
+# line naming the exact command to run as root, since a script that asks
+# for a password half-way through is worse than one that stops.
 ensure_packages() {
-  local missing=() cmd pkg
+  local missing=() pair cmd pkg p why=""
   for pair in "$@"; do
     cmd="${pair%%:*}"; pkg="${pair#*:}"
-    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("$pkg")
+    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] && continue
+    case " ${missing[*]} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
-  log "installing ${missing[*]} (apt-get)"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  for p in "${missing[@]}"; do why+="${why:+, }$p ($(package_purpose "$p"))"; done
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing $why; as root, run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
+  fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "missing $why, and this is no Debian-like system with apt-get: install them yourself"
+  log "installing with apt-get: $why"
+  apt_update
+  local out; out="$(mktemp "${TMPDIR:-/tmp}/apt-get.XXXXXX")"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 | apt_progress "$out"; then
+    tail -20 "$out" >&2; die "apt-get install ${missing[*]} failed (whole output: $out)"
+  fi
+  rm -f "$out"
+  log "installed ${missing[*]}"
 }
 
-ensure_go() {
-  command -v go >/dev/null 2>&1 && return 0
-  [ -x /usr/local/go/bin/go ] && { export PATH="/usr/local/go/bin:$PATH"; return 0; }
-  die "Go is not installed (https://go.dev/doc/install)"
+# apt_update fetches the package lists once per script: a fresh machine
+# has none, and an old list names versions the mirror no longer has.
+APT_UPDATED=""
+apt_update() {
+  [ -n "$APT_UPDATED" ] && return 0
+  log "apt-get update (the package lists)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
+  APT_UPDATED=1
 }
+
+# apt_progress turns apt-get's output (kept whole in $1) into a line every
+# few seconds: the size of the download first, then how many packages are
+# fetched and set up, instead of hundreds of lines or none.
+apt_progress() {
+  local out="$1" line total="?" got=0 setup=0 last="$SECONDS" said=""
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$out"
+    case "$line" in
+      "Need to get "*) log "  apt-get: ${line%.}" ;;
+      *" newly installed"*) total="${line#*upgraded, }"; total="${total%% newly*}" ;;
+      Get:*) got=$((got + 1)) ;;
+      "Setting up "*) setup=$((setup + 1)) ;;
+    esac
+    if [ $((SECONDS - last)) -ge 5 ] && [ "$said" != "$got/$setup" ] && [ "$got" -gt 0 ]; then
+      last="$SECONDS"; said="$got/$setup"
+      log "  $got of $total packages downloaded, $setup set up"
+    fi
+  done
+}
+
+# ensure_go finds Go and checks it is at least the version go.mod names.
+ensure_go() {
+  if ! command -v go >/dev/null 2>&1; then
+    [ -x /usr/local/go/bin/go ] || die "Go $(go_wanted) or later is needed: https://go.dev/doc/install"
+    export PATH="/usr/local/go/bin:$PATH"
+  fi
+  local want have
+  want="$(go_wanted)"
+  # Outside the module, so that go reports itself rather than a toolchain
+  # it would switch to for go.mod.
+  have="$(cd / && GOTOOLCHAIN=local go version | awk '{print $3}')"
+  have="${have#go}"
+  version_at_least "$have" "$want" && return 0
+  if version_at_least "$have" 1.21 && [ "$(cd / && go env GOTOOLCHAIN)" != local ]; then
+    log "Go $have is older than go.mod's $want: go fetches Go $want itself (GOTOOLCHAIN)"
+    return 0
+  fi
+  die "Go $want or later is needed, this is Go $have: https://go.dev/doc/install"
+}
+
+go_wanted() { awk '$1 == "go" { print $2; exit }' "$ROOT/go.mod"; }
+
+# version_at_least HAVE WANT: true when version HAVE >= WANT (1.26 < 1.26.0).
+version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
 
 mariadbd_bin() {
   command -v mariadbd 2>/dev/null || command -v mysqld 2>/dev/null ||
@@ -41,20 +123,65 @@ mariadbd_bin() {
     { [ -x /usr/sbin/mysqld ] && echo /usr/sbin/mysqld; } || die "mariadbd not found"
 }
 
+# free_port prints a port on 127.0.0.1 that nothing listened on a moment ago.
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-    echo $((20000 + RANDOM % 20000))
+  local port
+  for _ in $(seq 1 50); do
+    port=$((20000 + RANDOM % 30000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+  done
+  die "found no free port"
+}
+
+# live_pid FILE NAMES prints the pid in FILE when that process is alive (not
+# a zombie) and its command name matches the regular expression NAMES, so
+# that a stale pid file never gets another program killed.
+live_pid() {
+  local pid stat
+  [ -f "$1" ] || return 1
+  pid="$(cat "$1" 2>/dev/null)" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+  [[ "$stat" =~ ^[0-9]+\ \((.*)\)\ ([A-Za-z]) ]] || return 1
+  [ "${BASH_REMATCH[2]}" != Z ] && [[ "${BASH_REMATCH[1]}" =~ ^($2)$ ]] || return 1
+  echo "$pid"
+}
+
+# stop_pidfiles FILE:NAMES ... sends SIGTERM to all those processes at once
+# and SIGKILL to any still there after 4 s, so that stopping several servers
+# takes as long as the slowest, and never more than about 4 s.
+stop_pidfiles() {
+  local spec pid pids=() left
+  for spec in "$@"; do
+    pid="$(live_pid "${spec%%:*}" "${spec#*:}")" || continue
+    kill -TERM "$pid" 2>/dev/null && pids+=("$spec")
+  done
+  [ "${#pids[@]}" -eq 0 ] && return 0
+  for _ in $(seq 1 40); do
+    left=()
+    for spec in "${pids[@]}"; do live_pid "${spec%%:*}" "${spec#*:}" >/dev/null && left+=("$spec"); done
+    [ "${#left[@]}" -eq 0 ] && return 0
+    sleep 0.1
+  done
+  for spec in "${left[@]}"; do
+    pid="$(live_pid "${spec%%:*}" "${spec#*:}")" || continue
+    log "${spec%%:*}: pid $pid did not stop within 4 s; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
 }
 
 # start_mariadb DIR PORT: a private MariaDB with its data in DIR, listening on
 # 127.0.0.1:PORT, with a user counters/counters that may create databases.
-# Reuses an instance that is already running from DIR.
+# Reuses an instance that is already running from DIR. Its administrator is
+# the OS user who created it, by socket authentication (no password to
+# keep), so it works for root and for anyone else alike.
 start_mariadb() {
-  local dir="$1" port="$2" bin user=()
+  local dir="$1" port="$2" bin me user=()
   bin="$(mariadbd_bin)"
+  me="$(id -un)"
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && user=(--user=root)
-  if [ -f "$dir/mariadb.pid" ] && kill -0 "$(cat "$dir/mariadb.pid")" 2>/dev/null; then
+  if live_pid "$dir/mariadb.pid" 'mariadbd|mysqld' >/dev/null; then
     log "MariaDB already running from $dir"
     return 0
   fi
@@ -64,22 +191,26 @@ start_mariadb() {
     for _ in 1 2 3; do # the bootstrap has been seen to fail now and then on a busy machine
       rm -rf "$dir/data"
       if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" \
-        --auth-root-authentication-method=socket --skip-test-db >"$dir/install.log" 2>&1; then ok=1; break; fi
+        --auth-root-authentication-method=socket --auth-root-socket-user="$me" \
+        --skip-test-db >"$dir/install.log" 2>&1; then ok=1; break; fi
     done
     [ -n "$ok" ] || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
   fi
   log "starting MariaDB on 127.0.0.1:$port"
-  "$bin" --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/mariadb.sock" \
+  : >"$dir/mariadb.err"
+  setsid -f "$bin" --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/mariadb.sock" \
     --pid-file="$dir/mariadb.pid" --port="$port" --bind-address=127.0.0.1 \
     --skip-name-resolve --max-connections=500 --innodb-buffer-pool-size=256M \
-    --log-error="$dir/mariadb.err" >/dev/null 2>&1 &
-  local i
-  for i in $(seq 1 120); do
-    mariadb --no-defaults --socket="$dir/mariadb.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break
-    [ "$i" -eq 120 ] && { tail -20 "$dir/mariadb.err" >&2; die "MariaDB did not start"; }
+    --log-error="$dir/mariadb.err" </dev/null >/dev/null 2>&1
+  local i admin=(mariadb --no-defaults --socket="$dir/mariadb.sock" -u"$me")
+  for i in $(seq 1 240); do
+    "${admin[@]}" -e 'SELECT 1' >/dev/null 2>&1 && break
+    if [ "$i" -eq 240 ] || grep -q 'Aborting' "$dir/mariadb.err"; then
+      tail -20 "$dir/mariadb.err" >&2; die "MariaDB did not start (log: $dir/mariadb.err)"
+    fi
     sleep 0.25
   done
-  mariadb --no-defaults --socket="$dir/mariadb.sock" -uroot <<'SQL'
+  "${admin[@]}" <<'SQL'
 CREATE USER IF NOT EXISTS 'counters'@'127.0.0.1' IDENTIFIED BY 'counters';
 CREATE USER IF NOT EXISTS 'counters'@'localhost' IDENTIFIED BY 'counters';
 GRANT ALL PRIVILEGES ON *.* TO 'counters'@'127.0.0.1';
@@ -88,21 +219,14 @@ CREATE DATABASE IF NOT EXISTS counters;
 SQL
 }
 
-stop_mariadb() {
-  local dir="$1"
-  [ -f "$dir/mariadb.pid" ] || return 0
-  local pid; pid="$(cat "$dir/mariadb.pid")"
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 80); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.25; done
-  kill -9 "$pid" 2>/dev/null || true
-}
+stop_mariadb() { stop_pidfiles "$1/mariadb.pid:mariadbd|mysqld"; }
 
 # start_redis DIR PORT: a private Redis on 127.0.0.1:PORT without persistence
 # (it only caches).
 start_redis() {
   local dir="$1" port="$2"
   mkdir -p "$dir"
-  if [ -f "$dir/redis.pid" ] && kill -0 "$(cat "$dir/redis.pid")" 2>/dev/null; then
+  if live_pid "$dir/redis.pid" redis-server >/dev/null; then
     log "Redis already running from $dir"
     return 0
   fi
@@ -111,13 +235,25 @@ start_redis() {
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --save '' --appendonly no >/dev/null
   for i in $(seq 1 40); do
     redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
-    [ "$i" -eq 40 ] && die "Redis did not start"
+    [ "$i" -eq 40 ] && { tail -5 "$dir/redis.log" >&2; die "Redis did not start (log: $dir/redis.log)"; }
     sleep 0.1
   done
 }
 
-stop_redis() {
-  local dir="$1"
-  [ -f "$dir/redis.pid" ] || return 0
-  kill "$(cat "$dir/redis.pid")" 2>/dev/null || true
+stop_redis() { stop_pidfiles "$1/redis.pid:redis-server"; }
+
+# progress MSG CMD... runs CMD and, while it runs, says every 15 s that it
+# still does, so that a long quiet phase (the first build) does not look hung.
+progress() {
+  local msg="$1" pid start="$SECONDS" next=15
+  shift
+  "$@" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $((SECONDS - start)) -ge "$next" ]; then
+      log "  $msg: ${next} s so far"; next=$((next + 15))
+    fi
+    sleep 0.2
+  done
+  wait "$pid"
 }

@@ -1,0 +1,98 @@
+package readmetest_test
+
+import (
+	"strings"
+	"testing"
+
+	"countersvc/internal/readmetest"
+)
+
+const sample = "Intro\n\n" +
+	"```sh\ncurl \"$B/not/run\"\n```\n\n" +
+	"<!-- example -->\n```sh\n" +
+	"B=http://localhost:8080\n" +
+	"# a comment\n" +
+	"curl -X POST \"$B/a\"   # => {\"value\":1}\n" +
+	"curl -i -X POST -d '{\"by\": 2,\n" +
+	"                    \"x\": 1}' \\\n" +
+	"     \"$B/b\"   # a remark\n" +
+	"# => HTTP/1.1 200 OK\n" +
+	"# => Idempotent-Replayed: true\n" +
+	"# => {\"value\":3,...}\n" +
+	"```\n\n" +
+	"<!-- example -->\n```sh\nexport T=\"x\"\ncurl -X DELETE \"$B/c\"   # => 204\n```\n"
+
+func TestParseFindsTheMarkedRequestsTheirSetupAndAnswers(t *testing.T) {
+	ex, err := readmetest.Parse([]byte(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(ex), 3; got != want {
+		t.Fatalf("%d requests, want %d: %+v", got, want, ex)
+	}
+	if got, want := ex[0].Answer, []string{`{"value":1}`}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("answer on the request's line: %q, want %q", got, want)
+	}
+	if got := ex[1].Command; !strings.HasSuffix(got, `"$B/b"   # a remark`) || strings.Count(got, "\n") != 2 {
+		t.Errorf("a request continued in quotes and by a backslash: %q", got)
+	}
+	if got, want := strings.Join(ex[1].Answer, "|"), `HTTP/1.1 200 OK|Idempotent-Replayed: true|{"value":3,...}`; got != want {
+		t.Errorf("answer lines: %q, want %q", got, want)
+	}
+	if got, want := strings.Join(ex[2].Setup, "|"), `B=http://localhost:8080|export T="x"`; got != want {
+		t.Errorf("setup of a later block: %q, want %q", got, want)
+	}
+	if ex[2].Line != 23 {
+		t.Errorf("line %d, want 23", ex[2].Line)
+	}
+}
+
+func TestParseRefusesWhatItWouldSkip(t *testing.T) {
+	for name, readme := range map[string]string{
+		"answer in an unmarked block": "```sh\ncurl x\n# => 204\n```\n",
+		"answer after no request":     "<!-- example -->\n```sh\n# => 204\n```\n",
+		"another command":             "<!-- example -->\n```sh\necho hi\n```\n",
+		"marker before another fence": "<!-- example -->\n```json\n{}\n```\n",
+		"open quote":                  "<!-- example -->\n```sh\ncurl -d '{\n```\n",
+	} {
+		if _, err := readmetest.Parse([]byte(readme)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		doc    []string
+		out    string
+		status int
+		ok     bool
+	}{
+		{"same JSON, other spacing and order", []string{`{"name":"a","value":1}`}, `{"value": 1, "name": "a"}`, 200, true},
+		{"another value", []string{`{"name":"a","value":1}`}, `{"name":"a","value":11}`, 200, false},
+		{"a member not documented", []string{`{"name":"a"}`}, `{"name":"a","value":1}`, 200, false},
+		{"... allows more members", []string{`{"name":"a",...}`}, `{"name":"a","value":1}`, 200, true},
+		{`"..." is any value`, []string{`{"at":"...","n":1}`}, `{"at":"2026-01-01T00:00:00Z","n":1}`, 200, true},
+		{"... in an array", []string{`{"l":[1,...]}`}, `{"l":[1,2,3]}`, 200, true},
+		{"a shorter array", []string{`{"l":[1,2]}`}, `{"l":[1]}`, 200, false},
+		{"a documented status", []string{`201 {"n":1}`}, `{"n":1}`, 201, true},
+		{"another status", []string{`201 {"n":1}`}, `{"n":1}`, 200, false},
+		{"no documented status needs 2xx", nil, ``, 404, false},
+		{"a status alone", []string{`204`}, ``, 204, true},
+		{"headers with curl -i", []string{"HTTP/1.1 200 OK", "Idempotent-Replayed: true", `{"n":1}`},
+			"HTTP/1.1 200 OK\r\nidempotent-replayed: true\r\nContent-Type: application/json\r\n\r\n{\"n\":1}", 200, true},
+		{"a missing header", []string{"HTTP/1.1 200 OK", "Idempotent-Replayed: true"},
+			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"n\":1}", 200, false},
+		{"text", []string{"ok"}, "ok\n", 200, true},
+	} {
+		doc, err := readmetest.ParseDocumented(c.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := readmetest.Compare(doc, readmetest.ParseReceived([]byte(c.out), c.status))
+		if (d == "") != c.ok {
+			t.Errorf("%s: Compare says %q, want ok=%v", c.name, d, c.ok)
+		}
+	}
+}

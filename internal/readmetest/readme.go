@@ -1,0 +1,393 @@
+// Package readmetest reads the worked examples out of README.md, so that a
+// test can run them against a real service and hold every documented answer
+// to the real one. It knows the README's conventions and nothing of HTTP.
+//
+// The conventions, in README.md:
+//
+//   - An example block is a ```sh fence on the line after <!-- example -->.
+//     Example blocks run top to bottom as one shell session would: a
+//     variable set in one (B=..., export T=...) holds in the later ones.
+//   - In an example block a line starting with "curl" is a request (a
+//     trailing backslash continues it), a line like NAME=value or export
+//     NAME=value sets variables, a line starting with # is a comment.
+//   - "# => " starts the documented answer of the request before it, at the
+//     end of the request's line or on lines of its own after it:
+//     "# => 201 {...}" is a status and a JSON body, "# => 204" a status
+//     alone, "# => {...}" a body alone; with curl -i, "# => HTTP/1.1 200 OK"
+//     is the status and "# => Name: value" a header the answer must carry.
+//     In a JSON body, the string "..." stands for any value, and ... as a
+//     member of an object or an element of an array for any further ones.
+//   - A request without a documented status must succeed (2xx).
+package readmetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Marker is the line that makes the next ```sh block an example block.
+const Marker = "<!-- example -->"
+
+// answerMark starts a documented answer.
+const answerMark = "# =>"
+
+// Example is one request of an example block.
+type Example struct {
+	Line    int      // of README.md, where the request starts
+	Setup   []string // the variable lines of this and earlier example blocks before the request
+	Command string   // the curl command, its continuation lines joined by newlines
+	Answer  []string // the documented answer's lines, without "# =>"
+}
+
+var assignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
+
+// Parse returns the requests of the example blocks of a README in order.
+// A line it cannot place, or an answer outside an example block, is an
+// error naming the line: an example the test would silently skip is worse
+// than none.
+func Parse(readme []byte) ([]Example, error) {
+	var (
+		examples []Example
+		setup    []string
+		inBlock  bool // inside a fence
+		example  bool // ... of an example block
+		marked   bool // the previous line was the marker
+		cont     bool // the previous line ended with a backslash
+		owner    = -1 // the example that answer lines belong to, -1 for none
+		setupRun bool // the previous line was a continued assignment
+	)
+	lines := strings.Split(string(readme), "\n")
+	for i, raw := range lines {
+		n := i + 1
+		line := strings.TrimRight(raw, " \t\r")
+		trimmed := strings.TrimSpace(line)
+		if !inBlock {
+			if strings.HasPrefix(trimmed, "```") {
+				inBlock, example = true, marked && trimmed == "```sh"
+				if marked && !example {
+					return nil, fmt.Errorf("README.md:%d: %s must be followed by a ```sh fence", n, Marker)
+				}
+				owner = -1
+			}
+			marked = trimmed == Marker
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") {
+			if cont {
+				return nil, fmt.Errorf("README.md:%d: the block ends inside a continued line", n)
+			}
+			inBlock = false
+			continue
+		}
+		if !example {
+			if strings.Contains(line, answerMark) {
+				return nil, fmt.Errorf("README.md:%d: an answer in a block that is not marked %s", n, Marker)
+			}
+			continue
+		}
+		if cont { // a continued request or assignment
+			if setupRun {
+				setup[len(setup)-1] += "\n" + line
+				cont = continues(setup[len(setup)-1])
+			} else {
+				examples[owner].Command += "\n" + line
+				cont = continues(examples[owner].Command)
+			}
+			continue
+		}
+		switch {
+		case trimmed == "":
+			owner = -1
+		case strings.HasPrefix(trimmed, answerMark):
+			if owner < 0 {
+				return nil, fmt.Errorf("README.md:%d: an answer that follows no request", n)
+			}
+			examples[owner].Answer = append(examples[owner].Answer, strings.TrimSpace(strings.TrimPrefix(trimmed, answerMark)))
+		case strings.HasPrefix(trimmed, "#"):
+			owner = -1
+		case strings.HasPrefix(trimmed, "curl "):
+			cmd, answer, found := strings.Cut(line, " "+answerMark)
+			ex := Example{Line: n, Setup: append([]string(nil), setup...), Command: strings.TrimRight(cmd, " ")}
+			if found {
+				ex.Answer = []string{strings.TrimSpace(answer)}
+			}
+			examples = append(examples, ex)
+			owner, setupRun = len(examples)-1, false
+			cont = !found && continues(ex.Command)
+		case assignment.MatchString(trimmed):
+			setup = append(setup, line)
+			owner, setupRun = -1, true
+			cont = continues(line)
+		default:
+			return nil, fmt.Errorf("README.md:%d: %q is neither a request, an assignment, an answer nor a comment", n, trimmed)
+		}
+	}
+	if inBlock {
+		return nil, fmt.Errorf("README.md: a fence is never closed")
+	}
+	return examples, nil
+}
+
+// continues reports whether the shell reads on after this text: it ends
+// with a backslash, or inside quotes (a JSON body over several lines).
+func continues(text string) bool {
+	var quote byte
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			if i == len(text)-1 {
+				return true
+			}
+			i++
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#' && (i == 0 || text[i-1] == ' '):
+			// A comment runs to the end of its line.
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		}
+	}
+	return quote != 0
+}
+
+// Answer is a documented or a real answer.
+type Answer struct {
+	Status  int // 0 when not documented
+	Headers [][2]string
+	Body    string
+}
+
+var (
+	statusLine = regexp.MustCompile(`^HTTP/[0-9.]+ ([0-9]{3})\b`)
+	bareStatus = regexp.MustCompile(`^([0-9]{3})(\s+|$)`)
+	headerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$`)
+)
+
+// ParseDocumented reads an example's answer lines.
+func ParseDocumented(lines []string) (Answer, error) {
+	var a Answer
+	var body []string
+	for _, l := range lines {
+		switch m := statusLine.FindStringSubmatch(l); {
+		case len(body) > 0:
+			body = append(body, l)
+		case m != nil:
+			a.Status, _ = strconv.Atoi(m[1])
+		case a.Status == 0 && len(a.Headers) == 0 && bareStatus.MatchString(l):
+			m := bareStatus.FindStringSubmatch(l)
+			a.Status, _ = strconv.Atoi(m[1])
+			if rest := strings.TrimSpace(l[len(m[0]):]); rest != "" {
+				body = append(body, rest)
+			}
+		case headerLine.MatchString(l) && !strings.HasPrefix(l, "{"):
+			m := headerLine.FindStringSubmatch(l)
+			a.Headers = append(a.Headers, [2]string{m[1], m[2]})
+		default:
+			body = append(body, l)
+		}
+	}
+	a.Body = strings.Join(body, "\n")
+	return a, nil
+}
+
+// ParseReceived reads what curl printed: with -i the status line and
+// headers come first; status is the one curl reported for the exchange.
+func ParseReceived(out []byte, status int) Answer {
+	a := Answer{Status: status, Body: string(out)}
+	if !bytes.HasPrefix(out, []byte("HTTP/")) {
+		return a
+	}
+	s := strings.ReplaceAll(string(out), "\r\n", "\n")
+	head, body, _ := strings.Cut(s, "\n\n")
+	for _, l := range strings.Split(head, "\n")[1:] {
+		if m := headerLine.FindStringSubmatch(l); m != nil {
+			a.Headers = append(a.Headers, [2]string{m[1], m[2]})
+		}
+	}
+	a.Body = body
+	return a
+}
+
+// Compare holds a real answer to the documented one and says how they
+// differ, or "".
+func Compare(doc, got Answer) string {
+	var diffs []string
+	switch {
+	case doc.Status != 0 && got.Status != doc.Status:
+		diffs = append(diffs, fmt.Sprintf("status %d, documented %d", got.Status, doc.Status))
+	case doc.Status == 0 && (got.Status < 200 || got.Status > 299):
+		diffs = append(diffs, fmt.Sprintf("status %d, and a request without a documented status must succeed", got.Status))
+	}
+	for _, h := range doc.Headers {
+		if v, ok := header(got.Headers, h[0]); !ok || v != h[1] {
+			diffs = append(diffs, fmt.Sprintf("header %s: %q, documented %q", h[0], v, h[1]))
+		}
+	}
+	if doc.Body != "" {
+		if d := compareBody(doc.Body, got.Body); d != "" {
+			diffs = append(diffs, d)
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func header(hs [][2]string, name string) (string, bool) {
+	for _, h := range hs {
+		if strings.EqualFold(h[0], name) {
+			return h[1], true
+		}
+	}
+	return "", false
+}
+
+func compareBody(doc, got string) string {
+	doc, got = strings.TrimSpace(doc), strings.TrimSpace(got)
+	if !strings.HasPrefix(doc, "{") && !strings.HasPrefix(doc, "[") {
+		if doc != got {
+			return fmt.Sprintf("body %q, documented %q", got, doc)
+		}
+		return ""
+	}
+	want, err := decode(expandEllipses(doc))
+	if err != nil {
+		return fmt.Sprintf("the documented body is not JSON (%v): %s", err, doc)
+	}
+	have, err := decode(got)
+	if err != nil {
+		return fmt.Sprintf("body %q is not JSON: %v", got, err)
+	}
+	if d := match(want, have, "$"); d != "" {
+		return fmt.Sprintf("body %s (%s); documented %s", got, d, doc)
+	}
+	return ""
+}
+
+func decode(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return v, nil
+}
+
+// more is what expandEllipses writes for a bare ...: a member name in an
+// object, an element in an array.
+const more, moreJSON = "\x00more", `"\u0000more"`
+
+// anyValue is the documented string that matches any value.
+const anyValue = "..."
+
+// expandEllipses turns each ... outside a string, which JSON does not
+// allow, into a member or an element named more.
+func expandEllipses(s string) string {
+	var b strings.Builder
+	var stack []byte
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			stack = append(stack, c)
+		case c == '}' || c == ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case strings.HasPrefix(s[i:], "...") && len(stack) > 0:
+			if stack[len(stack)-1] == '{' {
+				b.WriteString(moreJSON + ":0")
+			} else {
+				b.WriteString(moreJSON)
+			}
+			i += 2
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// match reports where have differs from want, or "".
+func match(want, have any, path string) string {
+	if want == anyValue {
+		return ""
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return path + ": not an object"
+		}
+		_, open := w[more]
+		for k, wv := range w {
+			if k == more {
+				continue
+			}
+			hv, ok := h[k]
+			if !ok {
+				return path + "." + k + ": missing"
+			}
+			if d := match(wv, hv, path+"."+k); d != "" {
+				return d
+			}
+		}
+		for k := range h {
+			if _, ok := w[k]; !ok && !open {
+				return path + "." + k + ": not documented"
+			}
+		}
+		return ""
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return path + ": not an array"
+		}
+		open := len(w) > 0 && w[len(w)-1] == more
+		if open {
+			w = w[:len(w)-1]
+		}
+		if len(h) < len(w) || (!open && len(h) != len(w)) {
+			return fmt.Sprintf("%s: %d elements, documented %d", path, len(h), len(w))
+		}
+		for i := range w {
+			if d := match(w[i], h[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	default:
+		if !reflect.DeepEqual(want, have) {
+			return fmt.Sprintf("%s: %v, documented %v", path, have, want)
+		}
+		return ""
+	}
+}
