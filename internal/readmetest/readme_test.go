@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/cache"
 	"countersvc/internal/apptest"
 	"countersvc/internal/readmetest"
 	"countersvc/internal/testenv"
@@ -45,7 +44,7 @@ func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
 	if len(examples) < 10 {
 		t.Fatalf("found %d example requests in README.md; are the blocks still marked %s?", len(examples), readmetest.Marker)
 	}
-	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), cache.Options{})
+	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for what the examples write, such as badge.svg
 	for _, ex := range examples {
 		script := strings.Join(append(append([]string{curlWrapper}, ex.Setup...), ex.Command), "\n")
