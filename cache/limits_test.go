@@ -195,8 +195,14 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 			rdb := r.DeadlineClient(t)
 			l, d := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, limitTimeout)
 			ctx := context.Background()
-			if _, err := l.Allow(ctx, "c"); err != nil { // salt fetched, connection pooled
-				t.Fatal(err)
+			// Salt fetched, connection pooled; on a loaded machine the first
+			// call may itself miss the short deadline, which is not what
+			// this test is about.
+			warm := time.Now().Add(5 * time.Second)
+			for _, err := l.Allow(ctx, "c"); err != nil; _, err = l.Allow(ctx, "c") {
+				if time.Now().After(warm) {
+					t.Fatal(err)
+				}
 			}
 			failure.Break(r)
 			calls := map[string]func() error{
