@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersvc/counters"
+	"countersvc/history"
 )
 
 // The write side of history (see migrations/006_history.sql): every
@@ -24,15 +25,6 @@ type historyAdd struct {
 	by   int64
 }
 
-const quartersPerDay = int(24 * time.Hour / counters.HistoryGrain)
-
-// quarterOf is the UTC day of t and t's quarter hour in it.
-func quarterOf(t time.Time) (day time.Time, q int) {
-	t = t.UTC()
-	day = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	return day, int(t.Sub(day) / counters.HistoryGrain)
-}
-
 // historyAdds lists what incs add to history: each increment's parts, or
 // all of its step at now. Steps of 0 add nothing. The list is in order of
 // name, day and quarter, the order in which every writer locks the rows.
@@ -45,7 +37,7 @@ func historyAdds(incs []counters.Increment, now time.Time) []historyAdd {
 		if by == 0 {
 			return
 		}
-		day, q := quarterOf(at)
+		day, q := history.QuarterOf(at)
 		adds = append(adds, historyAdd{name: name, day: day, q: q, by: by})
 	}
 	for _, inc := range incs {

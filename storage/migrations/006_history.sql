@@ -10,6 +10,9 @@
 -- the highest and be set back in between), and an increment must never fail
 -- because its history would overflow. Rows are written in the increment's own
 -- transaction, after its counter row is locked, and deleted with the counter.
+-- The second key serves a prefix's history: per day, the names under the
+-- prefix are one range of it (the primary key would read every day of
+-- every such counter); it gets one entry per counter and day, on insert.
 CREATE TABLE IF NOT EXISTS counter_history (
   name VARBINARY(255) NOT NULL,
   day  DATE           NOT NULL,
@@ -109,5 +112,6 @@ CREATE TABLE IF NOT EXISTS counter_history (
   q93 DECIMAL(30,0) NULL,
   q94 DECIMAL(30,0) NULL,
   q95 DECIMAL(30,0) NULL,
-  PRIMARY KEY (name, day)
+  PRIMARY KEY (name, day),
+  KEY counter_history_day (day, name)
 ) ENGINE=InnoDB;
