@@ -16,6 +16,7 @@ type hitHandlers struct {
 	hits    *hits.Service
 	proxies trustedProxies
 	dbBudget
+	history *historyHandlers
 }
 
 // publicName is the :name of a public endpoint, refused unless it is under

@@ -48,7 +48,8 @@ func snippet(c *fiber.Ctx) error {
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole.
 func routePublic(v1 fiber.Router, o Options) {
-	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout}}
+	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
+		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}}
 	noStore := publicHeaders("no-store")
 	routes := []struct {
 		path    string
@@ -58,6 +59,7 @@ func routePublic(v1 fiber.Router, o Options) {
 		{"/hits/:name", noStore, h.hit},
 		{"/hits/:name/badge.svg", noStore, h.badge(h.count)},
 		{"/counters/:name/badge.svg", noStore, h.badge(h.read)},
+		{"/hits/:name/history", noStore, h.history.public(h)},
 		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
 	}
 	for _, r := range routes {

@@ -25,6 +25,7 @@ import (
 	"countersvc/cache"
 	"countersvc/coalesce"
 	"countersvc/counters"
+	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/internal/config"
 	"countersvc/storage"
@@ -116,6 +117,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// HTTP.
 	o := app.Options{
 		Counters:   s.Counters,
+		History:    history.NewService(s.Store, func() time.Time { return s.Store.Now() }),
 		Tickets:    s.Tickets,
 		Log:        log,
 		Registry:   s.Registry,
