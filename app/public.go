@@ -57,8 +57,9 @@ func routePublic(v1 fiber.Router, o Options) {
 		handler fiber.Handler
 	}{
 		{"/hits/:name", noStore, h.hit},
-		{"/hits/:name/badge.svg", noStore, h.badge(h.count)},
-		{"/counters/:name/badge.svg", noStore, h.badge(h.read)},
+		{"/hits/:name/badge.svg", noStore, h.badge(h.count, badgeQuery.send)},
+		{"/counters/:name/badge.svg", noStore, h.badge(h.read, badgeQuery.send)},
+		{"/counters/:name/shields.json", noStore, h.badge(h.read, badgeQuery.sendShields)},
 		{"/hits/:name/history", noStore, h.history.public(h)},
 		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
 	}

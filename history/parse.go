@@ -31,7 +31,7 @@ func parse(r Request, now time.Time) (Query, error) {
 		return q, counters.Errorf(counters.EINVALID, "step must be hour, day or month.")
 	}
 	if r.Zone != "" {
-		zone, err := loadZone(r.Zone)
+		zone, err := LoadZone(r.Zone)
 		if err != nil {
 			return q, err
 		}
@@ -79,9 +79,10 @@ func parse(r Request, now time.Time) (Query, error) {
 	return q, nil
 }
 
-// loadZone is an IANA zone by name. "Local" would be whatever the server's
-// zone is, so it is refused like any unknown name.
-func loadZone(name string) (*time.Location, error) {
+// LoadZone is an IANA zone by name, EINVALID for an unknown one. "Local"
+// would be whatever the server's zone is, so it is refused like any unknown
+// name.
+func LoadZone(name string) (*time.Location, error) {
 	bad := counters.Errorf(counters.EINVALID, "tz must be an IANA time zone name such as Europe/Berlin or UTC.")
 	if name == "Local" || len(name) > 64 {
 		return nil, bad
