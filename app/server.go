@@ -96,6 +96,7 @@ func New(o Options) *fiber.App {
 	app.Get("/healthz", ops.healthz)
 	app.Get("/readyz", ops.readyz)
 	app.Get("/metrics", ops.metrics())
+	routeDashboard(app)
 
 	auth := bearerAuth(o.APIToken)
 	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListTTL}
