@@ -16,6 +16,7 @@ type hitHandlers struct {
 	hits    *hits.Service
 	proxies trustedProxies
 	dbBudget
+	history *historyHandlers
 }
 
 // publicName is the :name of a public endpoint, refused unless it is under
@@ -45,9 +46,10 @@ func (h *hitHandlers) hit(c *fiber.Ctx) error {
 }
 
 // badge answers a public counter's badge, its value from value: h.count
-// for the hit badge, h.read for the read-only one. The query is checked
-// before value runs, so a bad badge URL changes nothing.
-func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error)) fiber.Handler {
+// for the hit badge, h.read for the read-only one; send draws it (SVG, or
+// shields.io's JSON). The query is checked before value runs, so a bad
+// badge URL changes nothing. Today's count is read after the hit counted.
+func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send func(badgeQuery, *fiber.Ctx, string) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		name, err := h.publicName(c)
 		if err != nil {
@@ -61,7 +63,13 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error)) fiber
 		if err != nil {
 			return err
 		}
-		return b.send(c, v)
+		ctx, cancel := h.dbContext(c)
+		defer cancel()
+		text, err := b.text(v, h.history.todayOf(ctx, name))
+		if err != nil {
+			return err
+		}
+		return send(b, c, text)
 	}
 }
 

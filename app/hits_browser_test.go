@@ -26,6 +26,13 @@ const EnvNoBrowser = "COUNTERS_TEST_NO_BROWSER"
 // returns the DOM as they left it.
 func renderedDOM(tb testing.TB, pageURL string) string {
 	tb.Helper()
+	return string(chromium(tb, "--dump-dom", pageURL))
+}
+
+// chromium runs headless Chromium with args after the common ones and
+// returns what it wrote to stdout.
+func chromium(tb testing.TB, args ...string) []byte {
+	tb.Helper()
 	if os.Getenv(EnvNoBrowser) == "1" {
 		tb.Skipf("%s=1: browser test skipped", EnvNoBrowser)
 	}
@@ -35,14 +42,13 @@ func renderedDOM(tb testing.TB, pageURL string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
+	cmd := exec.CommandContext(ctx, bin, append([]string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+tb.TempDir(),
+		"--user-data-dir=" + tb.TempDir(),
 		// Virtual time runs ahead while the page is idle but waits for the
 		// network, so the snippet's request completes within the budget.
-		"--virtual-time-budget=10000",
-		"--dump-dom", pageURL)
+		"--virtual-time-budget=10000"}, args...)...)
 	// Chromium starts helper processes: end them all on timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -53,7 +59,7 @@ func renderedDOM(tb testing.TB, pageURL string) string {
 	if err != nil {
 		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
-	return string(out)
+	return out
 }
 
 var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)

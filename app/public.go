@@ -48,7 +48,8 @@ func snippet(c *fiber.Ctx) error {
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole.
 func routePublic(v1 fiber.Router, o Options) {
-	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout}}
+	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
+		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}}
 	noStore := publicHeaders("no-store")
 	routes := []struct {
 		path    string
@@ -56,8 +57,10 @@ func routePublic(v1 fiber.Router, o Options) {
 		handler fiber.Handler
 	}{
 		{"/hits/:name", noStore, h.hit},
-		{"/hits/:name/badge.svg", noStore, h.badge(h.count)},
-		{"/counters/:name/badge.svg", noStore, h.badge(h.read)},
+		{"/hits/:name/badge.svg", noStore, h.badge(h.count, badgeQuery.send)},
+		{"/counters/:name/badge.svg", noStore, h.badge(h.read, badgeQuery.send)},
+		{"/counters/:name/shields.json", noStore, h.badge(h.read, badgeQuery.sendShields)},
+		{"/hits/:name/history", noStore, h.history.public(h)},
 		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
 	}
 	for _, r := range routes {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/tickets"
 )
@@ -21,7 +22,8 @@ import (
 // Options are the HTTP layer's settings and dependencies.
 type Options struct {
 	Counters counters.Service
-	Tickets  tickets.Service // nil: no /v1/boards endpoints
+	History  *history.Service // counts per hour, day and month (app/history.go)
+	Tickets  tickets.Service  // nil: no /v1/boards endpoints
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
@@ -94,6 +96,7 @@ func New(o Options) *fiber.App {
 	app.Get("/healthz", ops.healthz)
 	app.Get("/readyz", ops.readyz)
 	app.Get("/metrics", ops.metrics())
+	routeDashboard(app)
 
 	auth := bearerAuth(o.APIToken)
 	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListTTL}
@@ -106,6 +109,9 @@ func New(o Options) *fiber.App {
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
+	hist := &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}
+	v1.Get("/counters/:name/history", auth, hist.counter)
+	v1.Get("/history", auth, hist.prefix)
 	if o.Tickets != nil {
 		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -31,6 +32,9 @@ type Options struct {
 	MaxPerCounter int
 	// Registerer, when set, gets the coalescer's metrics (see metrics.go).
 	Registerer prometheus.Registerer
+	// Now is the clock that times increments for their history; the
+	// store's, so that both agree. Default time.Now.
+	Now func() time.Time
 }
 
 // Store is a counters.Store whose increments are coalesced; the other
@@ -76,7 +80,8 @@ type waiter struct {
 	ctx   context.Context
 	name  string
 	by    int64
-	taken bool // removed from pending by a round; guarded by coalescer.mu
+	at    time.Time // when it queued: the time it counts at in history
+	taken bool      // removed from pending by a round; guarded by coalescer.mu
 	done  chan result
 }
 
@@ -95,6 +100,9 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	if o.MaxPerCounter <= 0 {
 		o.MaxPerCounter = 2
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &coalescer{store: store, opts: o, busy: map[string]int{}, metrics: newMetrics(o.Registerer)}
 }
 
@@ -111,7 +119,7 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 		c.finish(name)
 		return v, err
 	}
-	w := &waiter{ctx: ctx, name: name, by: by, done: make(chan result, 1)}
+	w := &waiter{ctx: ctx, name: name, by: by, at: c.opts.Now(), done: make(chan result, 1)}
 	c.pending = append(c.pending, w)
 	if c.inFlight < c.opts.MaxInFlight && len(c.pending) >= spawnAt*c.inFlight {
 		c.inFlight++
@@ -249,6 +257,10 @@ type group struct {
 	waiters []*waiter
 	sum     int64
 	ok      bool // false: the sum overflows int64, run one by one
+	// parts splits sum by the quarter hour in which its waiters queued,
+	// when that is not the one the round runs in (counters.Part); nil
+	// otherwise: the store counts the sum at its own clock.
+	parts []counters.Part
 }
 
 func groupRound(round []*waiter) []*group {
@@ -274,24 +286,30 @@ func (c *coalescer) run(round []*waiter) {
 	ctx, cancel := deadline.Latest(round, func(w *waiter) context.Context { return w.ctx })
 	defer cancel()
 	groups := groupRound(round)
+	now := c.opts.Now()
+	for _, g := range groups {
+		if g.ok {
+			g.parts = partsOf(g.waiters, now)
+		}
+	}
 	var multi []*group
 	for _, g := range groups {
 		if g.ok && len(groups) > 1 {
 			multi = append(multi, g)
 		} else {
-			c.runGroup(ctx, g)
+			c.runGroup(ctx, g, now)
 		}
 	}
 	if len(multi) == 0 {
 		return
 	}
 	if len(multi) == 1 {
-		c.runGroup(ctx, multi[0])
+		c.runGroup(ctx, multi[0], now)
 		return
 	}
 	incs := make([]counters.Increment, len(multi))
 	for i, g := range multi {
-		incs[i] = counters.Increment{Name: g.name, By: g.sum}
+		incs[i] = counters.Increment{Name: g.name, By: g.sum, Parts: g.parts}
 	}
 	c.observe("many", countWaiters(multi))
 	values, err := c.store.IncrementMany(ctx, incs)
@@ -299,7 +317,7 @@ func (c *coalescer) run(round []*waiter) {
 		// Some counter's sum breaks a bound or int64: find out which, and
 		// what each request would have got alone, counter by counter.
 		for _, g := range multi {
-			c.runGroup(ctx, g)
+			c.runGroup(ctx, g, now)
 		}
 		return
 	}
@@ -314,10 +332,10 @@ func (c *coalescer) run(round []*waiter) {
 
 // runGroup applies one counter's share: its sum in one statement, or each
 // increment alone when the sum cannot tell who would have failed.
-func (c *coalescer) runGroup(ctx context.Context, g *group) {
+func (c *coalescer) runGroup(ctx context.Context, g *group, now time.Time) {
 	if g.ok && len(g.waiters) > 0 {
 		c.observe("counter", len(g.waiters))
-		v, err := c.store.Increment(ctx, g.name, g.sum)
+		v, err := c.increment(ctx, g.name, g.sum, g.parts)
 		if err == nil {
 			g.answer(v)
 			return
@@ -329,9 +347,45 @@ func (c *coalescer) runGroup(ctx context.Context, g *group) {
 	}
 	for _, w := range g.waiters {
 		c.observe("split", 1)
-		v, err := c.store.Increment(ctx, g.name, w.by)
+		v, err := c.increment(ctx, g.name, w.by, partsOf([]*waiter{w}, now))
 		w.done <- result{value: v, err: err}
 	}
+}
+
+// increment applies one counter's step; with parts, as a round of one
+// counter, the store's one way to be told when its steps happened.
+func (c *coalescer) increment(ctx context.Context, name string, by int64, parts []counters.Part) (int64, error) {
+	if parts == nil {
+		return c.store.Increment(ctx, name, by)
+	}
+	values, err := c.store.IncrementMany(ctx, []counters.Increment{{Name: name, By: by, Parts: parts}})
+	if err != nil {
+		return 0, err
+	}
+	return values[0], nil
+}
+
+// partsOf splits the steps of waiters (one counter's, of one sign, whose
+// sum fits in an int64) by the quarter hour in which each queued, or
+// returns nil when they all queued in the quarter hour of now: then the
+// store's clock says when, as for a request that did not queue. A round
+// that runs just after a period's end so counts what queued before it in
+// that period, each increment in its own.
+func partsOf(waiters []*waiter, now time.Time) []counters.Part {
+	current := now.Truncate(counters.HistoryGrain)
+	var parts []counters.Part
+	for _, w := range waiters {
+		q := w.at.Truncate(counters.HistoryGrain)
+		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) {
+			parts[n-1].By += w.by
+			continue
+		}
+		parts = append(parts, counters.Part{At: q, By: w.by})
+	}
+	if len(parts) == 1 && parts[0].At.Equal(current) {
+		return nil
+	}
+	return parts
 }
 
 func (c *coalescer) observe(kind string, increments int) {

@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // MaxBatch is the most increments one batch may carry.
@@ -12,7 +13,26 @@ const MaxBatch = 100
 type Increment struct {
 	Name string
 	By   int64
+	// Parts, when set, says when the steps that make up By happened, for
+	// the counter's history (see HistoryGrain): the coalescer sets it when a
+	// round carries increments that queued in another quarter hour than the
+	// one it runs in. The parts add up to By. Nil: all of By counts now, by
+	// the store's clock.
+	Parts []Part
 }
+
+// Part is a share of an Increment's By and the time it counts at in the
+// counter's history.
+type Part struct {
+	At time.Time
+	By int64
+}
+
+// HistoryGrain is the finest period history tells apart: every IANA zone's
+// hours and midnights fall on quarter hours of UTC (offsets such as +5:30,
+// +5:45 and -9:30 included), so hours, days and months are exact in any
+// zone. An increment counts in the quarter hour in which the store took it.
+const HistoryGrain = 15 * time.Minute
 
 // ValidateBatch returns EINVALID unless there are 1 to MaxBatch items with
 // valid names; the message names the first bad item.

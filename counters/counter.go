@@ -118,7 +118,9 @@ type ResetRequest struct {
 type Service interface {
 	// Increment adds by (which may be negative or 0) to the counter, creating
 	// it at 0 first, and returns the value this increment produced, as if
-	// concurrent increments had run one after another. Returns EINVALID for a
+	// concurrent increments had run one after another. The step also counts
+	// in the counter's history, in the same transaction (see HistoryGrain).
+	// Returns EINVALID for a
 	// bad name, EOUTOFRANGE when the result would leave int64 or the counter's
 	// bounds (nothing changes), EUNAVAILABLE when MySQL cannot be reached.
 	Increment(ctx context.Context, name string, by int64) (int64, error)

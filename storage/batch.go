@@ -88,7 +88,7 @@ func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters
 	if err != nil {
 		return nil, err
 	}
-	return values, nil
+	return values, s.addHistory(ctx, tx, items, now)
 }
 
 // lockedCounters reads the named counters, which the caller has locked.

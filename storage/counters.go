@@ -37,6 +37,12 @@ type CounterStore struct {
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
 	KeyRetention time.Duration
 
+	// History says increments also add their steps to the counter's
+	// history (see history_write.go), in their own transaction. On by
+	// default; off, an increment is the one statement above and history
+	// stays as it was (COUNTERS_HISTORY=false, for comparisons).
+	History bool
+
 	// Returning says the server hands back rows with INSERT ... RETURNING,
 	// which lets a multi-counter increment read its new values in the same
 	// statement. Open asks the server (see probeReturning); tests clear it
@@ -54,7 +60,7 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 		return nil, err
 	}
 	return &CounterStore{db: db.DB, incrementStmt: incr, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
-		KeyRetention: counters.IdempotencyRetention, Returning: db.returning}, nil
+		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true}, nil
 }
 
 // Close releases the prepared statements.
@@ -63,30 +69,42 @@ func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 // Increment implements counters.Store. A deadlock rolls the statement back
-// whole, so it is run again like any transaction (see retry).
+// whole, so it is run again like any transaction (see retry). With history
+// the value and its history change in one transaction: the path of a
+// round of many counters, with one counter.
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	if s.History {
+		values, err := s.incrementMany(ctx, "storage.Increment", []counters.Increment{{Name: name, By: by}})
+		if err != nil {
+			return 0, err
+		}
+		return values[0], nil
+	}
 	var v int64
 	err := retry(ctx, "storage.Increment", func() (err error) {
-		v, err = s.increment(ctx, nil, name, by)
+		v, err = s.increment(ctx, nil, name, by, s.now())
 		return err
 	})
 	return v, mapError("storage.Increment", err, true)
 }
 
 // increment runs incrementSQL on its own, or inside tx when tx is not nil
-// (for callers that must commit it together with other changes), and
-// returns the value it produced.
-func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, by int64) (int64, error) {
+// (for callers that must commit it together with other changes, and then
+// with its history), and returns the value it produced.
+func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, by int64, now time.Time) (int64, error) {
 	stmt := s.incrementStmt
 	if tx != nil {
 		stmt = tx.StmtContext(ctx, stmt)
 	}
-	now := s.now()
 	res, err := stmt.ExecContext(ctx, name, by, now, now, by, by, by)
 	if err != nil {
 		return 0, err
 	}
-	return res.LastInsertId()
+	v, err := res.LastInsertId()
+	if err != nil || tx == nil {
+		return v, err
+	}
+	return v, s.addHistory(ctx, tx, []counters.Increment{{Name: name, By: by}}, now)
 }
 
 // Get implements counters.Store.
@@ -154,18 +172,23 @@ func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 	return c, false, nil
 }
 
-// Delete implements counters.Store.
+// Delete implements counters.Store: the counter and its history go in one
+// transaction, the counter's row first, as every writer of history locks it.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name)
-	if err != nil {
-		return mapError("storage.Delete", err, true)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return mapError("storage.Delete", err, true)
-	} else if n == 0 {
-		return counters.Errorf(counters.ENOTFOUND, "Counter not found.")
-	}
-	return nil
+	err := s.retryTx(ctx, "storage.Delete", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE name = ?", name)
+		return err
+	})
+	return mapError("storage.Delete", err, true)
 }
 
 // List implements counters.Store with keyset pagination on the primary key.

@@ -101,7 +101,7 @@ func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Id
 // IncrementOnce implements counters.Store.
 func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
 	return once(ctx, s, "storage.IncrementOnce", key, func(tx *sql.Tx) (int64, error) {
-		return s.increment(ctx, tx, name, by)
+		return s.increment(ctx, tx, name, by, s.now())
 	})
 }
 

@@ -18,22 +18,29 @@ import (
 // deadlock with some other writer is retried. The bounds check is the one of
 // the single-counter statement: NULL into NOT NULL fails the whole statement.
 // Both ways of writing are atomic, so a deadlock left nothing changed.
+//
+// With history, the counters' history is written in the same transaction,
+// sent in the same round trip (see incrementManyInTx).
 func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Increment) ([]int64, error) {
+	return s.incrementMany(ctx, "storage.IncrementMany", deltas)
+}
+
+func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []counters.Increment) ([]int64, error) {
 	sorted := make([]counters.Increment, len(deltas))
 	copy(sorted, deltas)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
 	write := s.incrementManyInTx
-	if s.Returning {
+	if s.Returning && !s.History {
 		write = s.incrementManyReturning
 	}
 	var values map[string]int64
-	err := retry(ctx, "storage.IncrementMany", func() (err error) {
+	err := retry(ctx, op, func() (err error) {
 		values, err = write(ctx, sorted)
 		return err
 	})
 	if err != nil {
-		return nil, mapError("storage.IncrementMany", err, true)
+		return nil, mapError(op, err, true)
 	}
 	out := make([]int64, len(deltas))
 	for i, d := range deltas {
@@ -49,7 +56,7 @@ func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Incr
 // upsertMany is the multi-row upsert of sorted, after a statement that puts
 // the time once into a session variable rather than twice into every row,
 // and then begin.
-func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment) (*strings.Builder, []any) {
+func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time) (*strings.Builder, []any) {
 	q := &strings.Builder{}
 	q.Grow(200 + 40*len(sorted))
 	q.WriteString("SET @counters_now = ?;\n")
@@ -57,7 +64,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment) (*s
 	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
 	q.WriteString(placeholders("(?, ?, @counters_now, @counters_now)", ", ", len(sorted)))
 	args := make([]any, 0, 1+len(sorted)*3)
-	args = append(args, s.now())
+	args = append(args, now)
 	for _, d := range sorted {
 		args = append(args, d.Name, d.By)
 	}
@@ -77,7 +84,7 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 	if paddedSize(len(sorted)) > 0 {
 		rows, err = s.upserts.query(ctx, sorted, s.now())
 	} else {
-		q, args := s.upsertMany("", sorted)
+		q, args := s.upsertMany("", sorted, s.now())
 		q.WriteString("\nRETURNING name, value")
 		rows, err = s.db.QueryContext(ctx, q.String(), args...)
 	}
@@ -87,17 +94,31 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 	return scanResultSets(rows)
 }
 
-// incrementManyInTx is IncrementMany for servers without RETURNING: the
-// upsert and a SELECT of the new values in one transaction, sent in one
-// round trip.
+// incrementManyInTx is IncrementMany in a transaction sent in one round
+// trip: the upsert, its new values (by RETURNING, or for servers without
+// it a SELECT) and, with history, the history's upsert, then COMMIT. The
+// history rows are locked after the counters' rows, in the same order.
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
-	q, args := s.upsertMany("START TRANSACTION;\n", sorted)
-	q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
-	q.WriteString(placeholders("?", ", ", len(sorted)))
-	q.WriteString(");\nCOMMIT")
-	for _, d := range sorted {
-		args = append(args, d.Name)
+	now := s.now()
+	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now)
+	if s.Returning {
+		q.WriteString("\nRETURNING name, value")
+	} else {
+		q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
+		q.WriteString(placeholders("?", ", ", len(sorted)))
+		q.WriteString(")")
+		for _, d := range sorted {
+			args = append(args, d.Name)
+		}
 	}
+	if s.History {
+		if hq, hargs := historyUpsert(historyAdds(sorted, now)); hq != "" {
+			q.WriteString(";\n")
+			q.WriteString(hq)
+			args = append(args, hargs...)
+		}
+	}
+	q.WriteString(";\nCOMMIT")
 
 	// One connection for the whole exchange: if a statement fails, the
 	// server skips the rest and the transaction is still open on it.

@@ -45,6 +45,7 @@ var scenarios = []scenario{
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
+	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -55,6 +56,7 @@ var instances = []struct{ name, about string }{
 	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
+	{"nohistory", "the same service with COUNTERS_HISTORY=false"},
 }
 
 type config struct {
@@ -62,6 +64,7 @@ type config struct {
 	url                                      string
 	urls                                     map[string]*string // by instance name
 	dsn                                      string
+	serviceDSN                               string // the database of -url, which the history scenario seeds
 	pid                                      int
 	conns                                    []int
 	duration                                 time.Duration
@@ -103,6 +106,7 @@ func parseFlags(args []string) (config, bool, error) {
 		c.urls[in.name] = fs.String("url-"+in.name, "", in.about)
 	}
 	fs.StringVar(&c.dsn, "dsn", "", "MySQL DSN of a scratch database for the raw baselines; it is dropped and recreated, and so is <its name>_tickets")
+	fs.StringVar(&c.serviceDSN, "service-dsn", "", "MySQL DSN of -url's own database, where the history scenario seeds a year of history")
 	fs.IntVar(&c.pid, "pid", 0, "process id of -url, for its peak RSS")
 	conns := fs.String("conns", "1,16,64,256", "connection counts of the hot scenario")
 	fs.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
@@ -186,6 +190,9 @@ func (c config) check() error {
 		}
 		if s.raw && c.dsn == "" {
 			errs = append(errs, fmt.Errorf("-scenario %s needs -dsn", s.name))
+		}
+		if s.name == "history" && c.serviceDSN == "" {
+			errs = append(errs, errors.New("-scenario history needs -service-dsn"))
 		}
 		if s.name == "rss" && c.pid <= 0 {
 			errs = append(errs, errors.New("-scenario rss needs -pid"))

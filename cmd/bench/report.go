@@ -44,6 +44,7 @@ type report struct {
 	read    *readResult
 	hits    *hitsResult
 	tickets *ticketsResult
+	history *historyResult
 	peakRSS int64
 }
 
@@ -99,6 +100,20 @@ func (r *report) write(dir string) error {
 		}
 		row(name, ratio(h.on.RPS, h.off.RPS), "", true)
 	}
+	if h := r.history; h != nil {
+		row(fmt.Sprintf("hot counter, %d conns: history on %s/s over off %s/s", targetConns, num(h.hotOn.RPS), num(h.hotOff.RPS)),
+			ratio(h.hotOn.RPS, h.hotOff.RPS), ">= 0.85x", h.hotOn.RPS >= 0.85*h.hotOff.RPS)
+		row(fmt.Sprintf("1,000 counters, %d conns: history on %s/s over off %s/s", targetConns, num(h.uniformOn.RPS), num(h.uniformOff.RPS)),
+			ratio(h.uniformOn.RPS, h.uniformOff.RPS), ">= 0.7x", h.uniformOn.RPS >= 0.7*h.uniformOff.RPS)
+		row(fmt.Sprintf("history of one counter, a year of days, %d conns: p50 %s, %s/s", historyReadConns, dur(h.year.P50), num(h.year.RPS)),
+			"p99 "+dur(h.year.P99), "", true)
+		row(fmt.Sprintf("history of 1,000 counters (a prefix) over 30 days, %d conns: p50 %s, %s/s", historyReadConns, dur(h.prefix.P50), num(h.prefix.RPS)),
+			"p99 "+dur(h.prefix.P99), "", true)
+		row(fmt.Sprintf("seeded history: %s rows (%d counters x %d days, %d of 96 quarters each), data + indexes on disk",
+			num(float64(h.rows)), historyCounters, historyDays, historyQuarters),
+			fmt.Sprintf("%.0f MiB (%.0f B a row)", float64(h.dataBytes+h.indexBytes)/(1<<20), float64(h.dataBytes+h.indexBytes)/float64(max(h.rows, 1))),
+			"", true)
+	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
 	}
@@ -148,6 +163,9 @@ func (r *report) httpBad() int64 {
 	}
 	if h := r.hits; h != nil {
 		loads = append(loads, h.on, h.off)
+	}
+	if h := r.history; h != nil {
+		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix)
 	}
 	var bad int64
 	for _, l := range loads {

@@ -26,6 +26,7 @@ type Config struct {
 	Coalesce        bool          `env:"COUNTERS_COALESCE" envDefault:"true"`
 	CoalesceRound   int           `env:"COUNTERS_COALESCE_MAX_ROUND" envDefault:"1024"`
 	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
+	History         bool          `env:"COUNTERS_HISTORY" envDefault:"true"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
 	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`

@@ -25,6 +25,7 @@ import (
 	"countersvc/cache"
 	"countersvc/coalesce"
 	"countersvc/counters"
+	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/internal/config"
 	"countersvc/storage"
@@ -71,6 +72,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		return nil, fmt.Errorf("preparing statements: %w", err)
 	}
 	s.onClose(s.Store.Close)
+	s.Store.History = cfg.History
 	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
 	var store counters.Store = s.Store
 
@@ -92,7 +94,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// Coalescing: concurrent increments as few statements, above the cache
 	// so that one invalidation serves a whole round.
 	if cfg.Coalesce {
-		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry})
+		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry,
+			Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
 	}
 	s.Counters = counters.NewService(store)
 
@@ -114,6 +117,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// HTTP.
 	o := app.Options{
 		Counters:   s.Counters,
+		History:    history.NewService(s.Store, func() time.Time { return s.Store.Now() }),
 		Tickets:    s.Tickets,
 		Log:        log,
 		Registry:   s.Registry,

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/history"
+)
+
+// historyHandlers serves the history of a counter, of a prefix, and of a
+// public counter (GET /v1/hits/{name}/history, in routePublic).
+type historyHandlers struct {
+	dbBudget
+	svc *history.Service
+}
+
+type pointJSON struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+type seriesJSON struct {
+	Name   string      `json:"name,omitempty"`
+	Prefix string      `json:"prefix,omitempty"`
+	Step   string      `json:"step"`
+	TZ     string      `json:"tz"`
+	From   time.Time   `json:"from"`
+	To     time.Time   `json:"to"`
+	Points []pointJSON `json:"points"`
+	Total  int64       `json:"total"`
+}
+
+// historyRequest reads ?step=, ?tz=, ?from= and ?to=. The strings are
+// copied: the zone keeps its name, and Fiber reuses the request's memory.
+func historyRequest(c *fiber.Ctx) history.Request {
+	q := func(k string) string { return strings.Clone(c.Query(k)) }
+	return history.Request{Step: q("step"), Zone: q("tz"), From: q("from"), To: q("to")}
+}
+
+func (h *historyHandlers) counter(c *fiber.Ctx) error {
+	name, err := pathName(c, "name")
+	if err != nil {
+		return err
+	}
+	r := historyRequest(c)
+	r.Name = name
+	return h.answer(c, r)
+}
+
+func (h *historyHandlers) prefix(c *fiber.Ctx) error {
+	r := historyRequest(c)
+	r.Prefix = strings.Clone(c.Query("prefix"))
+	return h.answer(c, r)
+}
+
+// answer checks r before MySQL sees it, then sends the series.
+func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
+	q, err := h.svc.Parse(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	s, err := h.svc.Series(ctx, q)
+	if err != nil {
+		return err
+	}
+	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
+		From: s.From.In(s.Zone), To: s.To.In(s.Zone), Points: make([]pointJSON, len(s.Points)), Total: s.Total}
+	for i, p := range s.Points {
+		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count}
+	}
+	return c.JSON(out)
+}
+
+// public is a public counter's history: read-only, no token, a name
+// outside the public prefixes 403 as for hits.
+func (h *historyHandlers) public(hh *hitHandlers) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		name, err := hh.publicName(c)
+		if err != nil {
+			return err
+		}
+		r := historyRequest(c)
+		r.Name = name
+		return h.answer(c, r)
+	}
+}

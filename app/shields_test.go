@@ -1,0 +1,49 @@
+package app_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"countersvc/internal/apptest"
+)
+
+// Badges show the total, today's count or both ("today / total"), with
+// today starting at midnight in tz; shields.json answers shields.io's
+// endpoint schema with exactly its four keys.
+func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "PUT", "/v1/counters/hits%2Fshop", `{"value": 3444}`) // a set: not counted today
+	e.Do(t, "POST", "/v1/counters/hits%2Fshop/increment?by=12", "")
+	tests := []struct {
+		name, path string
+		status     int
+		want       string
+	}{
+		{"total by default", "/v1/counters/hits%2Fshop/badge.svg?format=comma", 200, ">3,456<"},
+		{"today", "/v1/counters/hits%2Fshop/badge.svg?show=today&tz=Asia/Kolkata", 200, ">12<"},
+		{"today and total", "/v1/counters/hits%2Fshop/badge.svg?show=today_total&format=comma", 200, ">12 / 3,456<"},
+		{"the hit badge counts, then shows today", "/v1/hits/hits%2Fshop/badge.svg?show=today_total", 200, ">13 / 3457<"},
+		{"shields", "/v1/counters/hits%2Fshop/shields.json?label=sales&color=blue&show=today_total&format=comma",
+			200, `{"schemaVersion":1,"label":"sales","message":"13 / 3,457","color":"007ec6"}`},
+		{"shields defaults", "/v1/counters/hits%2Fshop/shields.json", 200, `{"schemaVersion":1,"label":"hits","message":"3457","color":"44cc11"}`},
+		{"unknown show", "/v1/counters/hits%2Fshop/badge.svg?show=week", 400, "show must be total, today or today_total"},
+		{"unknown zone", "/v1/counters/hits%2Fshop/shields.json?show=today&tz=Nowhere", 400, "tz must be an IANA time zone"},
+		{"private names are not public", "/v1/counters/shop/shields.json", 403, "permission_denied"},
+		{"missing counter", "/v1/counters/hits%2Fnone/shields.json", 404, "not_found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "GET", tc.path, "")
+			if r.Status != tc.status || !strings.Contains(string(r.Body), tc.want) {
+				t.Fatalf("%d %s, want %d with %s", r.Status, r.Body, tc.status, tc.want)
+			}
+			if strings.HasSuffix(strings.Split(tc.path, "?")[0], ".json") && r.Status == 200 {
+				var keys map[string]any
+				if err := json.Unmarshal(r.Body, &keys); err != nil || len(keys) != 4 {
+					t.Errorf("shields answer %s has keys %v, want exactly schemaVersion, label, message, color", r.Body, keys)
+				}
+			}
+		})
+	}
+}

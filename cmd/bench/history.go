@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The history scenario: what writing history costs increments (the same
+// loads against an instance with COUNTERS_HISTORY=false, alternating), and
+// how fast history is read from a table seeded with a year of it.
+const (
+	historyPrefix   = "bench/h/" // the seeded counters: bench/h/0000 to bench/h/9999
+	historyCounters = 10000
+	historyDays     = 365
+	historyFirstDay = "2025-01-01"
+	// historyQuarters is how many quarter hours of each seeded day hold a
+	// count: a counter seen in 8 of the day's 96.
+	historyQuarters  = 8
+	historyReadConns = 4
+)
+
+type historyResult struct {
+	hotOn, hotOff, uniformOn, uniformOff load
+	year, prefix                         load // reads
+	rows, dataBytes, indexBytes          int64
+}
+
+func (b *bench) history() error {
+	off := *b.urls["nohistory"]
+	uniform := uniformScript(uniformPrefix, uniformCounters)
+	ms := []measure{
+		b.wrk("hot counter", b.url+hotPath, targetConns, postScript),
+		b.wrk("hot counter, history off", off+hotPath, targetConns, postScript),
+		b.wrk("1,000 counters", b.url, targetConns, uniform),
+		b.wrk("1,000 counters, history off", off, targetConns, uniform),
+	}
+	if err := b.warm(ms...); err != nil {
+		return err
+	}
+	rs, err := b.compare(ms...)
+	if err != nil {
+		return err
+	}
+	r := &historyResult{hotOn: rs[0].byRPS(), hotOff: rs[1].byRPS(), uniformOn: rs[2].byRPS(), uniformOff: rs[3].byRPS()}
+
+	if err := b.seedHistory(r); err != nil {
+		return err
+	}
+	year := b.wrk("history: one counter, a year of days", b.url, historyReadConns, historyReadScript(
+		`string.format("/v1/counters/bench%%2Fh%%2F%04d/history?step=day&from=2025-01-01&to=2026-01-01", math.random(0, 9999))`))
+	prefix := b.wrk("history: 1,000 counters, 30 days", b.url, historyReadConns, historyReadScript(
+		`string.format("/v1/history?prefix=bench/h/%d&step=day&from=2025-06-01&to=2025-07-01", math.random(0, 9))`))
+	if err := b.warm(year, prefix); err != nil {
+		return err
+	}
+	reads, err := b.compare(year, prefix)
+	if err != nil {
+		return err
+	}
+	r.year, r.prefix = reads[0].byP50(), reads[1].byP50()
+	b.r.history = r
+	return nil
+}
+
+// historyReadScript makes wrk GET the path that the Lua expression path
+// makes anew for each request.
+func historyReadScript(path string) string {
+	return seedScript + `init = function(args)
+  seed()
+end
+request = function()
+  return wrk.format("GET", ` + path + `)
+end`
+}
+
+// seedHistory writes a year of history for 10,000 counters straight into
+// the service's database (MariaDB's sequence tables make the rows), in
+// chunks of 500 counters, and measures the table.
+func (b *bench) seedHistory(r *historyResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	db, err := sql.Open("mysql", b.serviceDSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var cols, vals []string
+	for i := range historyQuarters {
+		q := i * 96 / historyQuarters
+		cols = append(cols, fmt.Sprintf("q%d", q))
+		vals = append(vals, fmt.Sprintf("(c.seq + d.seq + %d) %% 7 + 1", i))
+	}
+	start := time.Now()
+	logf("seeding %d counters x %d days of history", historyCounters, historyDays)
+	const chunk = 500
+	for from := 0; from < historyCounters; from += chunk {
+		names := fmt.Sprintf("seq_%d_to_%d", from, from+chunk-1)
+		_, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO counter (name, value, created_at, updated_at)
+			SELECT CONCAT('%[1]s', LPAD(seq, 4, '0')), 0, NOW(6), NOW(6) FROM %[2]s ON DUPLICATE KEY UPDATE name = name`, historyPrefix, names))
+		if err != nil {
+			return fmt.Errorf("seeding counters: %w", err)
+		}
+		// IGNORE: a row left by an earlier run of the scenario stays.
+		_, err = db.ExecContext(ctx, fmt.Sprintf(`INSERT IGNORE INTO counter_history (name, day, %[1]s)
+			SELECT CONCAT('%[3]s', LPAD(c.seq, 4, '0')), DATE('%[4]s') + INTERVAL d.seq DAY, %[2]s
+			FROM %[5]s c JOIN seq_0_to_%[6]d d`,
+			strings.Join(cols, ", "), strings.Join(vals, ", "), historyPrefix, historyFirstDay, names, historyDays-1))
+		if err != nil {
+			return fmt.Errorf("seeding history: %w", err)
+		}
+	}
+	logf("seeded in %s", time.Since(start).Round(time.Second))
+	if _, err := db.ExecContext(ctx, "ANALYZE TABLE counter_history"); err != nil {
+		return err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_history").Scan(&r.rows); err != nil {
+		return err
+	}
+	return db.QueryRowContext(ctx, `SELECT data_length, index_length FROM information_schema.tables
+		WHERE table_schema = DATABASE() AND table_name = 'counter_history'`).Scan(&r.dataBytes, &r.indexBytes)
+}
