@@ -28,17 +28,25 @@ import (
 // database nodes).
 type load struct {
 	procs []*apptest.Env
+	began time.Time
 
 	mu    sync.Mutex
 	acked map[string][]int64 // the values increments were answered with
 	floor map[string]int64   // the highest value answered so far
+	// when the first and the last stale read were answered, after began
+	firstStale, lastStale time.Duration
 
 	requests, reads, stale, failed atomic.Int64
 	samples                        sampleLog
+
+	// staleMeasured makes stale reads a figure to report rather than a
+	// failure, where nothing bounds them yet (a Redis Sentinel failover
+	// loses the invalidations the old primary had not replicated).
+	staleMeasured bool
 }
 
 func newLoad(procs []*apptest.Env) *load {
-	return &load{procs: procs, acked: map[string][]int64{}, floor: map[string]int64{}}
+	return &load{procs: procs, began: time.Now(), acked: map[string][]int64{}, floor: map[string]int64{}}
 }
 
 // sampleLog keeps the first few failures for the test's report.
@@ -104,9 +112,21 @@ func (l *load) incrementAndRead(writer, reader *apptest.Env, name string) {
 		return
 	}
 	if got.Value < floor {
-		l.stale.Add(1)
-		l.samples.add("stale read of %s: %d after %d was answered", name, got.Value, floor)
+		l.staleRead("stale read of %s: %d after %d was answered", name, got.Value, floor)
 	}
+}
+
+// staleRead counts a stale read and notes when it was answered.
+func (l *load) staleRead(format string, args ...any) {
+	l.stale.Add(1)
+	l.samples.add(format, args...)
+	at := time.Since(l.began)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.firstStale == 0 {
+		l.firstStale = at
+	}
+	l.lastStale = at
 }
 
 // ok decodes an answer with status want into v, or counts a failure.
@@ -127,13 +147,16 @@ func (l *load) check(t *testing.T, d time.Duration) {
 	t.Helper()
 	t.Logf("%d increments (%.0f/s) and %d reads across %d processes: %d failed, %d stale",
 		l.requests.Load(), float64(l.requests.Load())/d.Seconds(), l.reads.Load(), len(l.procs), l.failed.Load(), l.stale.Load())
+	if l.stale.Load() > 0 {
+		t.Logf("stale reads answered from %v to %v after the load began", l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond))
+	}
 	for _, s := range l.samples.list {
 		t.Log(s)
 	}
 	if n := l.failed.Load(); n != 0 {
 		t.Errorf("%d requests failed; want 0", n)
 	}
-	if n := l.stale.Load(); n != 0 {
+	if n := l.stale.Load(); n != 0 && !l.staleMeasured {
 		t.Errorf("%d reads were stale; want 0", n)
 	}
 	l.mu.Lock()
