@@ -16,12 +16,14 @@ as_root() {
 }
 
 # ensure_packages installs the Debian packages that provide the given
-# commands when any of them is missing. apt-get update runs only then.
+# commands (or, for an absolute path, files) when any of them is missing.
+# apt-get update runs only then.
 ensure_packages() {
   local missing=() cmd pkg
   for pair in "$@"; do
     cmd="${pair%%:*}"; pkg="${pair#*:}"
-    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("$pkg")
+    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || { [[ "$cmd" == /* ]] && [ -e "$cmd" ]; } ||
+      missing+=("$pkg")
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
   log "installing ${missing[*]} (apt-get)"
