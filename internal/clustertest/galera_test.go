@@ -1,6 +1,7 @@
 package clustertest_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/storage"
 )
 
 // One service per node of a three-node Galera cluster, every node a
@@ -32,6 +34,30 @@ func TestGaleraOneServicePerNodeFailsNothingLosesNothingReadsNothingStale(t *tes
 			}
 			if got != tc.want {
 				t.Errorf("DSN parameters %q: wsrep_sync_wait %s, want %s", tc.params, got, tc.want)
+			}
+		}
+	})
+
+	// The named lock that lets one process migrate while the others wait
+	// holds on one node only: on a cluster the processes of a rolling
+	// start migrate side by side.
+	t.Run("services starting at once on every node migrate one database", func(t *testing.T) {
+		for round := range 5 {
+			name := fmt.Sprintf("migrate_%d_%d", round, time.Now().UnixNano())
+			errs := make(chan error, len(g.Nodes))
+			for _, n := range g.Nodes {
+				go func() {
+					db, err := storage.Open(context.Background(), n.DSN(name), storage.Options{MaxOpenConns: 4})
+					if err == nil {
+						db.Close()
+					}
+					errs <- err
+				}()
+			}
+			for range g.Nodes {
+				if err := <-errs; err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
 			}
 		}
 	})
