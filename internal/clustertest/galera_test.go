@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,34 @@ func TestGaleraOneServicePerNodeFailsNothingLosesNothingReadsNothingStale(t *tes
 	})
 
 	threeServicesUnderLoad(t, func(i int, name string) string { return g.Nodes[i].DSN(name) })
+
+	// Last: it breaks the cluster.
+	t.Run("a service whose node is cut off is not ready and changes nothing", func(t *testing.T) {
+		env := apptest.NewWithDSN(t, g.Nodes[0].DSN(fmt.Sprintf("cut_off_%d", time.Now().UnixNano())))
+		if r := env.Do(t, "POST", "/v1/counters/c/increment", ""); r.Status != 200 {
+			t.Fatalf("increment before: %d %s", r.Status, r.Body)
+		}
+		g.Nodes[1].Kill()
+		g.Nodes[2].Kill()
+		deadline := time.Now().Add(time.Minute)
+		for env.Do(t, "GET", "/readyz", "").Status != 503 {
+			if time.Now().After(deadline) {
+				t.Fatal("/readyz still 200 a minute after the node lost the rest of its cluster")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, tc := range []struct{ method, path, body string }{
+			{"POST", "/v1/counters/c/increment", ""},
+			{"PUT", "/v1/counters/c", `{"value": 5}`},
+			{"DELETE", "/v1/counters/c", ""},
+			{"GET", "/v1/counters/c", ""},
+		} {
+			r := env.Do(t, tc.method, tc.path, tc.body)
+			if r.Status != 503 || !strings.Contains(string(r.Body), "nothing was changed") {
+				t.Errorf("%s %s on a node cut off: %d %s, want 503 saying nothing was changed", tc.method, tc.path, r.Status, r.Body)
+			}
+		}
+	})
 }
 
 // The same three services and load on one MariaDB, the single writer: the

@@ -234,11 +234,18 @@ func tail(b []byte, n int) []byte {
 // Kill ends every node at once.
 func (g *Galera) Kill() {
 	for _, n := range g.Nodes {
-		if n.cmd == nil || n.cmd.Process == nil {
-			continue
-		}
-		n.cmd.Process.Kill()
-		waitFor(30*time.Second, func() bool { return n.cmd.Process.Signal(syscall.Signal(0)) != nil })
-		n.cmd = nil
+		n.Kill()
 	}
+}
+
+// Kill ends the node at once, as a crash would. The others notice within
+// seconds; a node left alone with less than half of the cluster leaves the
+// primary component and refuses statements.
+func (n *GaleraNode) Kill() {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return
+	}
+	n.cmd.Process.Kill()
+	waitFor(30*time.Second, func() bool { return n.cmd.Process.Signal(syscall.Signal(0)) != nil })
+	n.cmd = nil
 }
