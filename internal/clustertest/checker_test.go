@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
+	"countersvc/internal/stats"
 )
 
 // load drives processes of the service with increments of +1 and checks
@@ -35,6 +36,7 @@ type load struct {
 	floor map[string]int64   // the highest value answered so far
 	// when the first and the last stale read were answered, after began
 	firstStale, lastStale time.Duration
+	writeTimes            []time.Duration // how long each answered write took
 
 	requests, reads, stale, failed atomic.Int64
 	samples                        sampleLog
@@ -93,11 +95,13 @@ func (l *load) drive(workers int, d time.Duration, step func(r *rand.Rand, write
 func (l *load) incrementAndRead(writer, reader *apptest.Env, name string) {
 	path := "/v1/counters/" + url.PathEscape(name)
 	l.requests.Add(1)
+	start := time.Now()
 	res, err := writer.TryDo("POST", path+"/increment", "")
 	var got struct{ Value int64 }
 	if !l.ok(err, res, 200, "increment", &got) {
 		return
 	}
+	l.written(time.Since(start))
 	l.mu.Lock()
 	l.acked[name] = append(l.acked[name], got.Value)
 	l.floor[name] = max(l.floor[name], got.Value)
@@ -129,6 +133,13 @@ func (l *load) staleRead(format string, args ...any) {
 	l.lastStale = at
 }
 
+// written notes how long an answered write took.
+func (l *load) written(took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writeTimes = append(l.writeTimes, took)
+}
+
 // ok decodes an answer with status want into v, or counts a failure.
 func (l *load) ok(err error, res apptest.Response, want int, what string, v any) bool {
 	if err == nil && res.Status == want {
@@ -145,8 +156,16 @@ func (l *load) ok(err error, res apptest.Response, want int, what string, v any)
 // increment, and logs what was measured.
 func (l *load) check(t *testing.T, d time.Duration) {
 	t.Helper()
-	t.Logf("%d increments (%.0f/s) and %d reads across %d processes: %d failed, %d stale",
-		l.requests.Load(), float64(l.requests.Load())/d.Seconds(), l.reads.Load(), len(l.procs), l.failed.Load(), l.stale.Load())
+	var p50, p99 time.Duration
+	l.mu.Lock()
+	if len(l.writeTimes) > 0 {
+		self := func(d time.Duration) time.Duration { return d }
+		p50 = stats.Percentile(l.writeTimes, 50, self).Round(100 * time.Microsecond)
+		p99 = stats.Percentile(l.writeTimes, 99, self).Round(100 * time.Microsecond)
+	}
+	l.mu.Unlock()
+	t.Logf("%d writes (%.0f/s, p50 %v, p99 %v) and %d reads across %d processes: %d failed, %d stale",
+		l.requests.Load(), float64(l.requests.Load())/d.Seconds(), p50, p99, l.reads.Load(), len(l.procs), l.failed.Load(), l.stale.Load())
 	if l.stale.Load() > 0 {
 		t.Logf("stale reads answered from %v to %v after the load began", l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond))
 	}

@@ -27,6 +27,7 @@ func ticketLoad(t *testing.T, procs []*apptest.Env, workers int, d time.Duration
 	numbers := map[int64]bool{}
 	l.drive(workers, d, func(_ *rand.Rand, writer, reader *apptest.Env) {
 		l.requests.Add(1)
+		start := time.Now()
 		res, err := writer.TryDo("POST", fmt.Sprintf("/v1/boards/%d/tickets", board.ID), `{"title": "t"}`)
 		var created struct {
 			ID      int64
@@ -35,6 +36,7 @@ func ticketLoad(t *testing.T, procs []*apptest.Env, workers int, d time.Duration
 		if !l.ok(err, res, 201, "ticket", &created) {
 			return
 		}
+		l.written(time.Since(start))
 		mu.Lock()
 		if numbers[created.LocalID] {
 			l.samples.add("ticket number %d handed out twice", created.LocalID)
