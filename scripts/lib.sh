@@ -28,6 +28,9 @@ package_purpose() {
     curl) echo "the README's examples" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
+    galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
+    rsync) echo "Galera's state transfer between the cluster test's nodes" ;;
+    iproute2) echo "ss, to see the cluster test's nodes listen" ;;
     *) echo "needed by scripts/${0##*/}" ;;
   esac
 }
@@ -41,7 +44,8 @@ ensure_packages() {
   local missing=() pair cmd pkg p why=""
   for pair in "$@"; do
     cmd="${pair%%:*}"; pkg="${pair#*:}"
-    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] && continue
+    # A command, or for an absolute path a file (a library, say).
+    { command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || { [[ "$cmd" == /* ]] && [ -e "$cmd" ]; }; } && continue
     case " ${missing[*]} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
   done
   [ "${#missing[@]}" -eq 0 ] && return 0

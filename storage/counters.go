@@ -226,7 +226,7 @@ func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (in
 		query += " AND name LIKE ? ESCAPE '!'"
 		args = append(args, likePrefix(req.Prefix))
 	}
-	res, err := s.db.ExecContext(ctx, query, args...)
+	res, err := execRetried(ctx, s.db, "storage.Reset", query, args...)
 	if mysqlErrNumber(err) == erBadNull {
 		return 0, counters.Errorf(counters.EOUTOFRANGE, "The value %d is outside the bounds of at least one matched counter; nothing was changed.", req.Value)
 	} else if err != nil {

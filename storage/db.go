@@ -82,8 +82,12 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.ConnectWait)
 	defer cancel()
 
-	if err := waitForServer(ctx, cfg); err != nil {
+	galera, err := waitForServer(ctx, cfg)
+	if err != nil {
 		return nil, err
+	}
+	if galera {
+		causalReads(cfg, o.Log)
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -103,7 +107,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
 	}
-	return &DB{DB: db, returning: returning}, nil
+	return &DB{DB: db, returning: returning, galera: galera}, nil
 }
 
 // DB is the pool that the stores share, with what Open learned of the
@@ -113,16 +117,37 @@ type DB struct {
 	// returning: INSERT ... RETURNING hands back rows, which lets a write of
 	// many rows read its new values in the same statement.
 	returning bool
+	galera    bool // the server is a node of a Galera cluster
 }
 
-// waitForServer pings MySQL until it answers and creates the database when
-// the server says it does not exist.
-func waitForServer(ctx context.Context, cfg *mysql.Config) error {
+// Check reports whether MySQL serves requests: it answers and, on a Galera
+// node, is part of the cluster's primary component (wsrep_ready). A node
+// cut off from the others still answers a ping and SELECT 1 but refuses
+// every statement that touches a table (measured on MariaDB 10.11), so a
+// ping alone would keep it ready while every request fails.
+func (db *DB) Check(ctx context.Context) error {
+	if !db.galera {
+		return db.PingContext(ctx)
+	}
+	var name, ready string
+	if err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &ready); err != nil {
+		return err
+	}
+	if ready != "ON" {
+		return errors.New("the Galera node is not part of the cluster's primary component (wsrep_ready is not ON)")
+	}
+	return nil
+}
+
+// waitForServer pings MySQL until it answers, creates the database when the
+// server says it does not exist, and reports whether the server is a node
+// of a Galera cluster (wsrep_on).
+func waitForServer(ctx context.Context, cfg *mysql.Config) (galera bool, err error) {
 	server := cfg.Clone()
 	server.DBName = ""
 	connector, err := mysql.NewConnector(server)
 	if err != nil {
-		return err
+		return false, err
 	}
 	db := sql.OpenDB(connector)
 	defer db.Close()
@@ -133,18 +158,51 @@ func waitForServer(ctx context.Context, cfg *mysql.Config) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("MySQL at %s did not answer: %w", cfg.Addr, err)
+			return false, fmt.Errorf("MySQL at %s did not answer: %w", cfg.Addr, err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	if cfg.DBName == "" {
-		return errors.New("the MySQL DSN names no database")
+		return false, errors.New("the MySQL DSN names no database")
 	}
 	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(cfg.DBName))
 	if err != nil {
-		return fmt.Errorf("creating database %s: %w", cfg.DBName, err)
+		return false, fmt.Errorf("creating database %s: %w", cfg.DBName, err)
 	}
-	return nil
+	// MySQL has no such variable: no row, not an error.
+	var name, on string
+	err = db.QueryRowContext(ctx, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'").Scan(&name, &on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("asking whether MySQL is a Galera node: %w", err)
+	}
+	return on == "ON", nil
+}
+
+// galeraSyncWait is the wsrep_sync_wait the service sets on a Galera node:
+// before each SELECT (1) and each UPDATE and DELETE (2) the node waits until
+// it has applied every transaction the cluster committed before the
+// statement began. Without it a node answers from its own copy, which may
+// lag the node that acknowledged a change: measured with one service per
+// node of three, 4.5% of reads of a hot counter went back (11% with a
+// shared Redis, which then served the old value to every process), and a
+// DELETE or reset on one node missed a counter just created on another. A
+// DELETE or UPDATE that finds nothing writes nothing, so Galera's
+// certification cannot catch it; INSERTs (4) need no wait, because an
+// insert or upsert that conflicts with a change this node has not applied
+// yet fails certification and is retried (see retry).
+const galeraSyncWait = "3"
+
+// causalReads sets galeraSyncWait for every connection, unless the DSN
+// chose a wsrep_sync_wait of its own, and logs which one is in force.
+func causalReads(cfg *mysql.Config, log *slog.Logger) {
+	if v, set := cfg.Params["wsrep_sync_wait"]; set {
+		log.Info("mysql is a galera node; wsrep_sync_wait as the DSN says", "wsrep_sync_wait", v)
+		return
+	}
+	cfg.Params["wsrep_sync_wait"] = galeraSyncWait
+	log.Info("mysql is a galera node; reads, updates and deletes wait for the cluster's earlier commits", "wsrep_sync_wait", galeraSyncWait)
 }
 
 func quoteIdent(s string) string {

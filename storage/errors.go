@@ -22,6 +22,10 @@ const (
 	erServerShutdown     = 1053
 	erQueryInterrupted   = 1317
 	erConnectionKilled   = 1927
+	// erUnknownComError is how a Galera node that is not part of the
+	// cluster's primary component (cut off, or still joining) refuses every
+	// statement: "WSREP has not yet prepared node for application use".
+	erUnknownComError = 1047
 )
 
 func mysqlErrNumber(err error) uint16 {
@@ -55,6 +59,8 @@ func mapError(op string, err error, write bool) error {
 		return counters.Wrap(counters.EUNAVAILABLE, op, err, "The change collided with concurrent changes; nothing was changed. Try again.")
 	case erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled:
 		return unavailable(op, err, write)
+	case erUnknownComError:
+		return unavailable(op, err, false) // refused before it ran
 	case 0:
 		if errors.Is(err, sql.ErrNoRows) {
 			return counters.Wrap(counters.ENOTFOUND, op, err, "Not found.")

@@ -15,7 +15,10 @@ var migrationFiles embed.FS
 
 // Migrate applies the embedded migrations that the database has not seen, in
 // file name order. Several processes may start at once: a named lock lets
-// one of them migrate while the others wait.
+// one of them migrate while the others wait. On a Galera cluster that lock
+// holds on one node only, and processes on other nodes may apply the same
+// migration side by side: every statement is idempotent, and recording a
+// migration that another node recorded first is no error.
 func Migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -62,7 +65,13 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 				return fmt.Errorf("migration %s: %w", name, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migration (name) VALUES (?)", name); err != nil {
+		// Another node's record of it meets this one as a duplicate, or
+		// as a lost certification (1213) that retry runs again.
+		err = retry(ctx, "storage.Migrate", func() error {
+			_, err := conn.ExecContext(ctx, "INSERT IGNORE INTO schema_migration (name) VALUES (?)", name)
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("recording migration %s: %w", name, err)
 		}
 	}

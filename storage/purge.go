@@ -16,7 +16,7 @@ const purgeChunk = 500
 func (s *CounterStore) PurgeExpiredKeys(ctx context.Context, chunk int) (int64, error) {
 	var total int64
 	for {
-		res, err := s.db.ExecContext(ctx, "DELETE FROM idempotency_record WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", s.now(), chunk)
+		res, err := execRetried(ctx, s.db, "storage.PurgeExpiredKeys", "DELETE FROM idempotency_record WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", s.now(), chunk)
 		if err != nil {
 			return total, mapError("storage.PurgeExpiredKeys", err, true)
 		}

@@ -96,3 +96,19 @@ func TestARolledBackWriteSaysNothingWasChanged(t *testing.T) {
 		}
 	}
 }
+
+// On a multi-writer cluster the same statements may collide many times in a
+// row: with a deadline, retry keeps going past the policy's attempts for
+// as long as the deadline allows.
+func TestRetryKeepsRunningRolledBackWorkWhileTheDeadlineAllows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	failures := 3 * rolledBack.attempts
+	fn, runs := failing(failures, deadlock)
+	if err := retry(ctx, "test", fn); err != nil {
+		t.Fatalf("retry = %v, want success after %d collisions", err, failures)
+	}
+	if got, want := *runs, failures+1; got != want {
+		t.Fatalf("%d runs, want %d", got, want)
+	}
+}

@@ -134,7 +134,9 @@ func (g *ticketInserter) take() []*queuedTicket {
 	return group
 }
 
-// flush writes one group and answers its callers. When MySQL refuses the
+// flush writes one group and answers its callers. A group that collided
+// with concurrent work (a deadlock, or on Galera a lost certification) was
+// rolled back whole and is written again (see retry). When MySQL refuses the
 // multi-row statement (a server error: nothing of it was written), one bad
 // row must not fail the others, so each row is retried on its own and its
 // caller gets its own answer. When the connection fails instead, retrying
@@ -150,12 +152,19 @@ func (g *ticketInserter) flush(group []*queuedTicket) {
 	ambiguous := false
 	if len(group) == 1 {
 		err = g.insertOne(ctx, group[0].t)
-	} else if g.returning {
-		ambiguous, err = g.insertReturning(ctx, group)
 	} else {
-		ambiguous, err = g.insertThenRead(ctx, group)
+		write := g.insertThenRead
+		if g.returning {
+			write = g.insertReturning
+		}
+		err = retry(ctx, "storage.CreateTicket", func() (err error) {
+			ambiguous, err = write(ctx, group)
+			return err
+		})
 	}
-	refused := mysqlErrNumber(err) != 0 && !ambiguous
+	// A statement that collided with concurrent work until the time ran
+	// out (retryable) was not refused: its rows were fine.
+	refused := mysqlErrNumber(err) != 0 && !ambiguous && !retryable(err)
 	for _, q := range group {
 		switch {
 		case err == nil || len(group) == 1:

@@ -22,7 +22,7 @@ const ticketRow = "(?, ?, ?, ?, ?)"
 // insertOne writes one row in autocommit mode: one round trip, and the id
 // comes back in the OK packet.
 func (g *ticketInserter) insertOne(ctx context.Context, t *tickets.Ticket) error {
-	res, err := g.db.ExecContext(ctx, insertTicketSQL+ticketRow,
+	res, err := execRetried(ctx, g.db, "storage.CreateTicket", insertTicketSQL+ticketRow,
 		t.BoardID, t.LocalID, t.Title, t.Description, t.CreatedAt)
 	if err != nil {
 		return ticketRowError(err, t)

@@ -58,7 +58,7 @@ func (s *TicketStore) now() time.Time { return s.Now().UTC().Truncate(time.Micro
 // CreateBoard implements tickets.Store.
 func (s *TicketStore) CreateBoard(ctx context.Context, b *tickets.Board) error {
 	b.CreatedAt = s.now()
-	res, err := s.db.ExecContext(ctx, "INSERT INTO board (company_id, slug, title, created_at) VALUES (?, ?, ?, ?)",
+	res, err := execRetried(ctx, s.db, "storage.CreateBoard", "INSERT INTO board (company_id, slug, title, created_at) VALUES (?, ?, ?, ?)",
 		b.CompanyID, b.Slug, b.Title, b.CreatedAt)
 	if isDuplicate(err) {
 		return counters.Errorf(counters.ECONFLICT, "Company %d already has a board %s.", b.CompanyID, b.Slug)
@@ -113,7 +113,7 @@ func (s *TicketStore) oneTicket(ctx context.Context, op, query string, args ...a
 
 // DeleteTicket implements tickets.Store.
 func (s *TicketStore) DeleteTicket(ctx context.Context, boardID, localID int64) error {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM ticket WHERE board_id = ? AND local_id = ?", boardID, localID)
+	res, err := execRetried(ctx, s.db, "storage.DeleteTicket", "DELETE FROM ticket WHERE board_id = ? AND local_id = ?", boardID, localID)
 	if err != nil {
 		return mapError("storage.DeleteTicket", err, true)
 	}

@@ -2,17 +2,14 @@ package main
 
 import (
 	"cmp"
-	"slices"
+
+	"countersvc/internal/stats"
 )
 
-// percentile returns the element of xs at rank p (0 to 100) in the order
-// of key; it sorts a copy. It picks a measured element and never
-// interpolates between two, so that the median run's rate, latencies and
-// request count still describe one run.
+// percentile is stats.Percentile: the element of xs at rank p (0 to 100)
+// in the order of key, never an interpolation.
 func percentile[T any, K cmp.Ordered](xs []T, p int, key func(T) K) T {
-	s := slices.Clone(xs)
-	slices.SortFunc(s, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	return s[min(len(s)*p/100, len(s)-1)]
+	return stats.Percentile(xs, p, key)
 }
 
 // median is the middle element of xs in the order of key (of an even

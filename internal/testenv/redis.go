@@ -15,6 +15,7 @@ type Redis struct {
 	Port  int
 	cmd   *exec.Cmd
 	extra []string // further redis-server arguments
+	conf  string   // a configuration file, for servers that rewrite theirs (Sentinel)
 }
 
 // StartRedis starts a private Redis without persistence, stopped when the
@@ -42,8 +43,12 @@ func (r *Redis) Start(tb testing.TB) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	args := []string{"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", tb.TempDir()}
+	var args []string
+	if r.conf != "" {
+		args = append(args, r.conf)
+	}
+	args = append(args, "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
 	r.cmd = exec.Command(bin, append(args, r.extra...)...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {

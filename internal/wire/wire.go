@@ -125,7 +125,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		BodyLimit:  cfg.BodyLimit,
 		DBTimeout:  cfg.MySQLTimeout,
 		ListTTL:    cfg.ListTTL,
-		MySQLCheck: s.DB.PingContext,
+		MySQLCheck: s.DB.Check,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,

@@ -1,0 +1,205 @@
+package clustertest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"countersvc/internal/apptest"
+	"countersvc/internal/stats"
+)
+
+// load drives processes of the service with increments of +1 and checks
+// every answer from outside, as a client would:
+//
+//   - no answer is a 5xx (or any other failure, or no answer at all);
+//   - nothing is lost or doubled: each counter's acknowledged values are
+//     exactly 1..n and its final value is n;
+//   - nothing is stale: a read that starts after an increment was answered,
+//     on whichever process, shows that value or a later one.
+//
+// Each worker writes through one process and reads the counter back
+// through the next, so every read crosses processes (and, on a cluster,
+// database nodes).
+type load struct {
+	procs []*apptest.Env
+	began time.Time
+
+	mu    sync.Mutex
+	acked map[string][]int64 // the values increments were answered with
+	floor map[string]int64   // the highest value answered so far
+	// when the first and the last stale read were answered, after began
+	firstStale, lastStale time.Duration
+	writeTimes            []time.Duration // how long each answered write took
+
+	requests, reads, stale, failed atomic.Int64
+	samples                        sampleLog
+
+	// staleMeasured makes stale reads a figure to report rather than a
+	// failure, where nothing bounds them yet (a Redis Sentinel failover
+	// loses the invalidations the old primary had not replicated).
+	staleMeasured bool
+}
+
+func newLoad(procs []*apptest.Env) *load {
+	return &load{procs: procs, began: time.Now(), acked: map[string][]int64{}, floor: map[string]int64{}}
+}
+
+// sampleLog keeps the first few failures for the test's report.
+type sampleLog struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (s *sampleLog) add(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.list) < 10 {
+		s.list = append(s.list, fmt.Sprintf(format, args...))
+	}
+}
+
+// run starts workers goroutines that each pick a counter with pick and
+// increment it until d has passed.
+func (l *load) run(workers int, d time.Duration, pick func(r *rand.Rand) string) {
+	l.drive(workers, d, func(r *rand.Rand, writer, reader *apptest.Env) {
+		l.incrementAndRead(writer, reader, pick(r))
+	})
+}
+
+// drive starts workers goroutines that each run step until d has passed,
+// worker w writing through process w and reading through the next one.
+func (l *load) drive(workers int, d time.Duration, step func(r *rand.Rand, writer, reader *apptest.Env)) {
+	stop := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 14))
+			writer, reader := l.procs[w%len(l.procs)], l.procs[(w+1)%len(l.procs)]
+			for time.Now().Before(stop) {
+				step(r, writer, reader)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (l *load) incrementAndRead(writer, reader *apptest.Env, name string) {
+	path := "/v1/counters/" + url.PathEscape(name)
+	l.requests.Add(1)
+	start := time.Now()
+	res, err := writer.TryDo("POST", path+"/increment", "")
+	var got struct{ Value int64 }
+	if !l.ok(err, res, 200, "increment", &got) {
+		return
+	}
+	l.written(time.Since(start))
+	l.mu.Lock()
+	l.acked[name] = append(l.acked[name], got.Value)
+	l.floor[name] = max(l.floor[name], got.Value)
+	floor := l.floor[name]
+	l.mu.Unlock()
+
+	// floor was read before the GET is sent: the read starts after every
+	// increment whose answer it includes.
+	l.reads.Add(1)
+	res, err = reader.TryDo("GET", path, "")
+	if !l.ok(err, res, 200, "read", &got) {
+		return
+	}
+	if got.Value < floor {
+		l.staleRead("stale read of %s: %d after %d was answered", name, got.Value, floor)
+	}
+}
+
+// staleRead counts a stale read and notes when it was answered.
+func (l *load) staleRead(format string, args ...any) {
+	l.stale.Add(1)
+	l.samples.add(format, args...)
+	at := time.Since(l.began)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.firstStale == 0 {
+		l.firstStale = at
+	}
+	l.lastStale = at
+}
+
+// written notes how long an answered write took.
+func (l *load) written(took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writeTimes = append(l.writeTimes, took)
+}
+
+// ok decodes an answer with status want into v, or counts a failure.
+func (l *load) ok(err error, res apptest.Response, want int, what string, v any) bool {
+	if err == nil && res.Status == want {
+		if err = json.Unmarshal(res.Body, v); err == nil {
+			return true
+		}
+	}
+	l.failed.Add(1)
+	l.samples.add("%s: %v %d %s", what, err, res.Status, res.Body)
+	return false
+}
+
+// check fails the test for any failed answer, stale read, lost or doubled
+// increment, and logs what was measured.
+func (l *load) check(t *testing.T, d time.Duration) {
+	t.Helper()
+	var p50, p99 time.Duration
+	l.mu.Lock()
+	if len(l.writeTimes) > 0 {
+		self := func(d time.Duration) time.Duration { return d }
+		p50 = stats.Percentile(l.writeTimes, 50, self).Round(100 * time.Microsecond)
+		p99 = stats.Percentile(l.writeTimes, 99, self).Round(100 * time.Microsecond)
+	}
+	l.mu.Unlock()
+	t.Logf("%d writes (%.0f/s, p50 %v, p99 %v) and %d reads across %d processes: %d failed, %d stale",
+		l.requests.Load(), float64(l.requests.Load())/d.Seconds(), p50, p99, l.reads.Load(), len(l.procs), l.failed.Load(), l.stale.Load())
+	if l.stale.Load() > 0 {
+		t.Logf("stale reads answered from %v to %v after the load began", l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond))
+	}
+	for _, s := range l.samples.list {
+		t.Log(s)
+	}
+	if n := l.failed.Load(); n != 0 {
+		t.Errorf("%d requests failed; want 0", n)
+	}
+	if n := l.stale.Load(); n != 0 && !l.staleMeasured {
+		t.Errorf("%d reads were stale; want 0", n)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lost := 0
+	for name, values := range l.acked {
+		slices.Sort(values)
+		for i, v := range values {
+			if v != int64(i+1) {
+				t.Errorf("%s: the %dth smallest acknowledged value is %d; want each of 1..%d once", name, i+1, v, len(values))
+				break
+			}
+		}
+		res := l.procs[0].Do(t, "GET", "/v1/counters/"+url.PathEscape(name), "")
+		var c struct{ Value int64 }
+		res.Decode(t, &c)
+		if c.Value != int64(len(values)) {
+			lost++
+			if lost <= 5 {
+				t.Errorf("%s: value %d after %d acknowledged increments", name, c.Value, len(values))
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d counters do not hold their acknowledged increments", lost)
+	}
+}
