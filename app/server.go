@@ -15,6 +15,7 @@ import (
 
 	"countersvc/counters"
 	"countersvc/hits"
+	"countersvc/keys"
 	"countersvc/tickets"
 )
 
@@ -25,7 +26,9 @@ type Options struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
-	APIToken    string        // when set, private /v1 endpoints need it as a bearer token
+	// Keys authenticates every private /v1 request and guards the counters,
+	// tickets and keys it reaches (keys.Service.Counters and .Tickets).
+	Keys        *keys.Service
 	BodyLimit   int           // bytes; default 64 KiB
 	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
 	ListTTL     time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
@@ -95,8 +98,9 @@ func New(o Options) *fiber.App {
 	app.Get("/readyz", ops.readyz)
 	app.Get("/metrics", ops.metrics())
 
-	auth := bearerAuth(o.APIToken)
-	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListTTL}
+	budget := dbBudget{o.DBTimeout}
+	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies), budget)
+	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	routePublic(v1, o)
 	v1.Get("/counters", auth, h.list)
@@ -107,8 +111,9 @@ func New(o Options) *fiber.App {
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
 	if o.Tickets != nil {
-		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
+		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
 	}
+	registerKeyRoutes(v1, auth, o.Keys, budget)
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
