@@ -1,11 +1,13 @@
 package app_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"net"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -304,4 +306,173 @@ func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
 		{"lower-case scheme", env, []string{"Authorization: bearer s3cret"}, 200},
 		{"another scheme", env, []string{"Authorization: Basic s3cret"}, 401},
 	}, func(*testing.T, apptest.Response) {})
+}
+
+// The same Idempotency-Key from two API keys names two requests: each is
+// applied, and neither is answered with the other's recorded value. A
+// repeat from one key replays its own answer.
+func TestIdempotencyKeysBelongToTheAPIKeyThatSentThem(t *testing.T) {
+	env := apptest.New(t)
+	shop := `{"name": "till %d", "scopes": ["write"], "prefixes": ["shop/"]}`
+	a, b := createKey(t, env, fmt.Sprintf(shop, 1)).Secret, createKey(t, env, fmt.Sprintf(shop, 2)).Secret
+	steps := []struct {
+		name         string
+		headers      []string
+		by           string
+		wantValue    int64
+		wantReplayed bool
+	}{
+		{"first key", []string{bearerOf(a)}, "5", 5, false},
+		{"second key, same Idempotency-Key", []string{bearerOf(b)}, "5", 10, false},
+		{"admin, same Idempotency-Key", nil, "5", 15, false},
+		{"first key again", []string{bearerOf(a)}, "5", 5, true},
+		{"second key again", []string{bearerOf(b)}, "5", 10, true},
+		{"second key, same Idempotency-Key, another request", []string{bearerOf(b)}, "7", 0, false},
+	}
+	for _, s := range steps {
+		r := env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by="+s.by, "", append(s.headers, "Idempotency-Key: order-1")...)
+		if s.wantValue == 0 {
+			if r.Status != 409 {
+				t.Fatalf("%s: %d %s, want 409", s.name, r.Status, r.Body)
+			}
+			continue
+		}
+		var got struct{ Value int64 }
+		r.Decode(t, &got)
+		if r.Status != 200 || got.Value != s.wantValue || (r.Header.Get("Idempotent-Replayed") == "true") != s.wantReplayed {
+			t.Fatalf("%s: %d %s replayed=%q, want value %d replayed %v", s.name, r.Status, r.Body,
+				r.Header.Get("Idempotent-Replayed"), s.wantValue, s.wantReplayed)
+		}
+	}
+}
+
+// A key's prefixes bound every name a request touches, and what a listing
+// shows.
+func TestKeyPrefixesBoundNamesListsAndBatches(t *testing.T) {
+	env := apptest.New(t)
+	for _, name := range []string{"shop/a", "shopping", "other/b"} {
+		env.Do(t, "PUT", "/v1/counters/"+strings.ReplaceAll(name, "/", "%2F"), `{"value": 1}`)
+	}
+	env.Do(t, "POST", "/v1/boards", `{"company_id": 7, "slug": "RES", "title": "makes a reserved counter"}`)
+	env.Do(t, "POST", "/v1/boards/1/tickets", `{"title": "t"}`)
+	shop := bearerOf(createKey(t, env, `{"name": "shop", "scopes": ["read", "write"], "prefixes": ["shop/"]}`).Secret)
+	every := bearerOf(createKey(t, env, `{"name": "every", "scopes": ["read"], "prefixes": [""]}`).Secret)
+	cases := []struct {
+		name, method, path, body, auth string
+		want                           int
+		listed                         []string // for 200 listings: the names shown
+	}{
+		{"a list without prefix lists the key's one prefix", "GET", "/v1/counters", "", shop, 200, []string{"shop/a"}},
+		{"a prefix inside the key's", "GET", "/v1/counters?prefix=shop/a", "", shop, 200, []string{"shop/a"}},
+		{"a prefix wider than the key's", "GET", "/v1/counters?prefix=shop", "", shop, 403, nil},
+		{"the \"\" prefix lists every name but the reserved ones", "GET", "/v1/counters", "", every, 200, []string{"other/b", "shop/a", "shopping"}},
+		{"the \"\" prefix does not reach reserved names", "GET", "/v1/counters?prefix=_", "", every, 403, nil},
+		{"the \"\" prefix does not read a reserved name", "GET", "/v1/counters/_tickets%2Fboard%2F1", "", every, 403, nil},
+		{"a name beside the prefix", "GET", "/v1/counters/shopping", "", shop, 403, nil},
+		{"a batch with one item outside", "POST", "/v1/counters/batch", `{"increments": [{"name": "shop/a", "by": 1}, {"name": "other/b", "by": 1}]}`, shop, 403, nil},
+		{"a reset of a prefix outside", "POST", "/v1/counters/reset", `{"prefix": "other/", "value": 0}`, shop, 403, nil},
+		{"a reset without prefix", "POST", "/v1/counters/reset", `{"value": 0}`, shop, 403, nil},
+		{"reserved names stay read-only for the admin", "PUT", "/v1/counters/_tickets%2Fboard%2F1", `{"value": 0}`, "", 403, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var headers []string
+			if c.auth != "" {
+				headers = []string{c.auth}
+			}
+			before := takeSnapshot(t, env)
+			r := env.Do(t, c.method, c.path, c.body, headers...)
+			if r.Status != c.want {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, c.want)
+			}
+			if r.Status == 403 && !reflect.DeepEqual(takeSnapshot(t, env), before) {
+				t.Fatal("refused, but the data changed")
+			}
+			if c.listed == nil {
+				return
+			}
+			var page struct{ Counters []struct{ Name string } }
+			r.Decode(t, &page)
+			var names []string
+			for _, ctr := range page.Counters {
+				names = append(names, ctr.Name)
+			}
+			if !reflect.DeepEqual(names, c.listed) {
+				t.Fatalf("listed %q, want %q", names, c.listed)
+			}
+		})
+	}
+	r := env.Do(t, "POST", "/v1/counters/batch", `{"increments": [{"name": "shop/a", "by": 1}, {"name": "other/b", "by": 1}]}`, shop)
+	if !strings.Contains(string(r.Body), `increments[1] (\"other/b\")`) {
+		t.Errorf("a refused batch names the item: %s", r.Body)
+	}
+}
+
+// A new key is shown with its secret once; reads show it without. Bad
+// requests are 400 and make no key.
+func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
+	env := apptest.New(t)
+	r := env.Do(t, "POST", "/v1/keys", `{"name": "shop A", "scopes": ["read", "write", "read"], "prefixes": ["shopA/"], "companies": [7], "expires_at": "2999-01-31T00:00:00Z"}`)
+	var created map[string]any
+	r.Decode(t, &created)
+	secret, _ := created["secret"].(string)
+	if r.Status != 201 || !regexp.MustCompile(`^ck_[A-Za-z0-9_-]{43}$`).MatchString(secret) || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("created: %d %s %q", r.Status, r.Body, r.Header.Get("Cache-Control"))
+	}
+	delete(created, "secret")
+	delete(created, "created_at")
+	want := map[string]any{"id": 1.0, "name": "shop A", "scopes": []any{"read", "write"}, "prefixes": []any{"shopA/"},
+		"companies": []any{7.0}, "expires_at": "2999-01-31T00:00:00Z", "last_used_at": nil}
+	if !reflect.DeepEqual(created, want) {
+		t.Fatalf("created %v, want %v", created, want)
+	}
+	for _, path := range []string{"/v1/keys", "/v1/keys/1"} {
+		if r := env.Do(t, "GET", path, ""); r.Status != 200 || strings.Contains(string(r.Body), "secret") {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+
+	bad := []struct{ name, body string }{
+		{"no name", `{"scopes": ["read"]}`},
+		{"no scopes", `{"name": "x", "scopes": []}`},
+		{"unknown scope", `{"name": "x", "scopes": ["root"]}`},
+		{"scopes not a list", `{"name": "x", "scopes": "read"}`},
+		{"company not positive", `{"name": "x", "scopes": ["read"], "companies": [0]}`},
+		{"company not an integer", `{"name": "x", "scopes": ["read"], "companies": [1.5]}`},
+		{"prefix with a control character", `{"name": "x", "scopes": ["read"], "prefixes": ["a\u0001"]}`},
+		{"expiry in the past", `{"name": "x", "scopes": ["read"], "expires_at": "2000-01-01T00:00:00Z"}`},
+		{"expiry not a time", `{"name": "x", "scopes": ["read"], "expires_at": "tomorrow"}`},
+		{"unknown field", `{"name": "x", "scopes": ["read"], "secret": "ck_mine"}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			before := takeSnapshot(t, env)
+			if r := env.Do(t, "POST", "/v1/keys", b.body); r.Status != 400 || r.ErrorCode() != "invalid_argument" {
+				t.Fatalf("%d %s, want 400", r.Status, r.Body)
+			}
+			if !reflect.DeepEqual(takeSnapshot(t, env), before) {
+				t.Fatal("a refused key was stored")
+			}
+		})
+	}
+}
+
+// last_used_at is kept off the request path: it shows a key's use once
+// the service has written its usage, which it does once a minute.
+func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
+	env := apptest.New(t)
+	k := createKey(t, env, `{"name": "shop", "scopes": ["read"], "prefixes": ["shop/"]}`)
+	lastUsed := func() any {
+		var got map[string]any
+		env.Do(t, "GET", fmt.Sprintf("/v1/keys/%d", k.ID), "").Decode(t, &got)
+		return got["last_used_at"]
+	}
+	env.Do(t, "GET", "/v1/counters?prefix=shop/", "", bearerOf(k.Secret))
+	if got := lastUsed(); got != nil {
+		t.Fatalf("last_used_at %v before the usage was written", got)
+	}
+	env.Keys.Touch(context.Background())
+	if got, _ := lastUsed().(string); got == "" {
+		t.Fatal("last_used_at is still null after the usage was written")
+	}
 }

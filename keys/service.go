@@ -261,11 +261,15 @@ func (s *Service) TouchEvery(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		s.touch(ctx, every)
+		tctx, cancel := context.WithTimeout(ctx, every)
+		s.Touch(tctx)
+		cancel()
 	}
 }
 
-func (s *Service) touch(ctx context.Context, timeout time.Duration) {
+// Touch writes now as the last use of the keys used since the last Touch,
+// in one statement. A failure is logged and the usage kept for next time.
+func (s *Service) Touch(ctx context.Context) {
 	var ids []int64
 	var flags []*atomic.Bool
 	s.mu.RLock()
@@ -278,8 +282,6 @@ func (s *Service) touch(ctx context.Context, timeout time.Duration) {
 	if len(ids) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	if err := s.store.Touch(ctx, ids, s.o.Now().UTC()); err != nil {
 		s.o.Log.Warn("recording when API keys were last used", "keys", len(ids), "error", err.Error())
 		for _, f := range flags {
