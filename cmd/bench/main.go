@@ -45,6 +45,7 @@ var scenarios = []scenario{
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
+	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -55,6 +56,7 @@ var instances = []struct{ name, about string }{
 	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
+	{"token", "the same service with COUNTERS_API_TOKEN set to -admin-token"},
 }
 
 type config struct {
@@ -68,6 +70,7 @@ type config struct {
 	reps                                     int
 	out                                      string
 	ticketBoards, ticketWorkers, ticketsEach int
+	adminToken                               string
 }
 
 func main() {
@@ -111,6 +114,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.IntVar(&c.ticketBoards, "ticket-boards", 2, "boards of the tickets scenario")
 	fs.IntVar(&c.ticketWorkers, "ticket-workers", 10, "concurrent workers per board")
 	fs.IntVar(&c.ticketsEach, "tickets", 1000, "tickets each worker creates")
+	fs.StringVar(&c.adminToken, "admin-token", "bench-admin-token", "COUNTERS_API_TOKEN of the token instance (scripts/bench sets it to the default)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench [flags]\n\nScenarios:\n")
 		for _, s := range scenarios {
