@@ -32,13 +32,17 @@ func authenticate(k *keys.Service, proxies trustedProxies, budget dbBudget) fibe
 }
 
 // bearer is the token of "Authorization: Bearer <token>" (the scheme is
-// case-insensitive), or "" without the header; other reports a header of
-// another scheme, which authenticates nobody. Used during the request
+// case-insensitive), or "" without one; other reports a header of another
+// scheme, which authenticates nobody. Used during the request
 // only: it is Fiber's memory.
 func bearer(c *fiber.Ctx) (token string, other bool) {
 	h := strings.TrimSpace(c.Get(fiber.HeaderAuthorization))
-	if len(h) > len("Bearer ") && strings.EqualFold(h[:len("Bearer ")], "Bearer ") {
-		return strings.TrimSpace(h[len("Bearer "):]), false
+	scheme, token, _ := strings.Cut(h, " ")
+	if strings.EqualFold(scheme, "Bearer") {
+		// "Bearer " and nothing, as a script sends with its token variable
+		// unset, is no credentials: a loopback client of a service without
+		// a token is still served.
+		return strings.TrimSpace(token), false
 	}
 	return "", h != ""
 }

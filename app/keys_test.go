@@ -284,6 +284,7 @@ func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{
 		{"loopback", env, nil, 200},
+		{"loopback with an empty bearer", env, []string{"Authorization: Bearer "}, 200},
 		{"another address", far, nil, 401},
 		{"loopback through an untrusted proxy", env, []string{"X-Forwarded-For: 203.0.113.9"}, 401},
 		{"loopback with a Forwarded header", env, []string{"Forwarded: for=203.0.113.9"}, 401},
