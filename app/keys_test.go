@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
@@ -475,5 +477,44 @@ func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
 	env.Keys.Touch(context.Background())
 	if got, _ := lastUsed().(string); got == "" {
 		t.Fatal("last_used_at is still null after the usage was written")
+	}
+}
+
+// A key in constant use by another process, which believes it without
+// asking MySQL for a while, is refused there within a second of its
+// revocation: no request that began later is served.
+func TestBusyKeyIsRefusedEverywhereWithinASecondOfItsRevocation(t *testing.T) {
+	a := apptest.New(t)
+	b := apptest.NewWithDSN(t, a.DSN)
+	k := createKey(t, a, `{"name": "till", "scopes": ["write"], "prefixes": ["shop/"]}`)
+	revoked := make(chan time.Time, 1)
+	var revoking atomic.Bool
+	go func() {
+		time.Sleep(300 * time.Millisecond) // while b is busy with the key
+		revoking.Store(true)
+		if r, err := a.TryDo("DELETE", fmt.Sprintf("/v1/keys/%d", k.ID), ""); err != nil || r.Status != 204 {
+			t.Errorf("revoking: %v %d", err, r.Status)
+		}
+		revoked <- time.Now()
+	}()
+	var at time.Time
+	for {
+		began := time.Now()
+		r := b.Do(t, "POST", "/v1/counters/shop%2Fsales/increment", "", bearerOf(k.Secret))
+		select {
+		case at = <-revoked:
+		default:
+		}
+		switch {
+		case r.Status == 401:
+			if !revoking.Load() {
+				t.Fatal("refused before the revocation was sent")
+			}
+			return
+		case r.Status != 200:
+			t.Fatalf("%d %s", r.Status, r.Body)
+		case !at.IsZero() && began.Sub(at) > time.Second:
+			t.Fatalf("a request that began %v after the revocation was served", began.Sub(at))
+		}
 	}
 }

@@ -20,12 +20,14 @@ type Options struct {
 	// only loopback clients (and API keys).
 	AdminToken string
 	// Recheck is how long a verified key is believed before MySQL is asked
-	// again, which bounds how long a revocation made by another process
-	// takes to be seen here; default 500ms (the contract allows 1s).
-	Recheck    time.Duration
-	Registerer prometheus.Registerer
-	Log        *slog.Logger
-	Now        func() time.Time // injectable clock of expiries; default time.Now
+	// again in the background; default 500ms. MaxStale is how long it is
+	// believed at most, after which a request waits for MySQL's answer:
+	// it bounds how long a revocation made by another process takes to be
+	// seen here; default 900ms (the contract allows 1s).
+	Recheck, MaxStale time.Duration
+	Registerer        prometheus.Registerer
+	Log               *slog.Logger
+	Now               func() time.Time // injectable clock of expiries; default time.Now
 }
 
 // Service authenticates requests and manages the keys.
@@ -43,10 +45,11 @@ type Service struct {
 
 // verified is what this process believes of a secret, and since when.
 type verified struct {
-	key       *Key // nil: no key has this secret
-	principal *Principal
-	at        time.Time // when the lookup started
-	used      *atomic.Bool
+	key        *Key // nil: no key has this secret
+	principal  *Principal
+	at         time.Time // when the lookup started
+	used       *atomic.Bool
+	refreshing atomic.Bool // a lookup to replace this one is running
 }
 
 // maxSeen bounds the secrets remembered, so that a stream of made-up
@@ -57,6 +60,9 @@ const maxSeen = 10000
 func New(store Store, o Options) *Service {
 	if o.Recheck <= 0 {
 		o.Recheck = 500 * time.Millisecond
+	}
+	if o.MaxStale < o.Recheck {
+		o.MaxStale = max(900*time.Millisecond, o.Recheck)
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -133,21 +139,41 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*Principal, 
 
 var errUnknown = counters.Errorf(counters.EUNAUTHENTICATED, "The bearer token is neither an API key nor the API token.")
 
-// verify returns what is known of the secret's hash, asking the store when
-// this process has not asked for Recheck. Concurrent requests with one
+// verify returns what is known of the secret's hash. Past Recheck one
+// request starts a lookup in the background and the others go on with what
+// is known, so that a busy key never makes its requests wait all at once;
+// past MaxStale they wait for the store. Concurrent requests with one
 // secret share one lookup.
 func (s *Service) verify(ctx context.Context, hash [32]byte) (*verified, error) {
 	s.mu.RLock()
 	v := s.seen[hash]
 	s.mu.RUnlock()
-	if v != nil && time.Since(v.at) < s.o.Recheck {
-		return v, nil
+	if v != nil {
+		age := time.Since(v.at)
+		if age < s.o.Recheck {
+			return v, nil
+		}
+		if age < s.o.MaxStale {
+			if v.refreshing.CompareAndSwap(false, true) {
+				go s.refresh(hash)
+			}
+			return v, nil
+		}
 	}
 	r, err, _ := s.flight.Do(string(hash[:]), func() (any, error) { return s.lookup(ctx, hash) })
 	if err != nil {
 		return nil, err
 	}
 	return r.(*verified), nil
+}
+
+// refresh looks the hash up again for verify, within what is left of
+// MaxStale: a lookup that fails leaves the entry to age, and the requests
+// after MaxStale ask the store themselves.
+func (s *Service) refresh(hash [32]byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.MaxStale-s.o.Recheck)
+	defer cancel()
+	s.flight.Do(string(hash[:]), func() (any, error) { return s.lookup(ctx, hash) })
 }
 
 func (s *Service) lookup(ctx context.Context, hash [32]byte) (*verified, error) {
