@@ -26,8 +26,9 @@ type Options struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
-	// Keys authenticates every private /v1 request and guards the counters,
-	// tickets and keys it reaches (keys.Service.Counters and .Tickets).
+	// Keys (required) authenticates every private /v1 request and guards
+	// the counters, tickets and keys it reaches (keys.Service.Counters and
+	// .Tickets): Counters and Tickets are given here unguarded.
 	Keys        *keys.Service
 	BodyLimit   int           // bytes; default 64 KiB
 	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
