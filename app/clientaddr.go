@@ -49,6 +49,28 @@ func (t trustedProxies) clientAddr(c *fiber.Ctx) netip.Addr {
 	return addr
 }
 
+// local reports whether the client is on this machine: its address is
+// loopback, and the request did not pass through a proxy that is not
+// trusted. A reverse proxy on this machine that COUNTERS_TRUSTED_PROXIES
+// does not name would otherwise make every client of it look local, and
+// open the private API of a service without an API token to the world.
+func (t trustedProxies) local(c *fiber.Ctx) bool {
+	if !t.clientAddr(c).IsLoopback() {
+		return false
+	}
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	if t.contains(peer) {
+		return true // its forwarding headers were believed by clientAddr
+	}
+	h := &c.Request().Header
+	for _, name := range []string{fiber.HeaderXForwardedFor, fiber.HeaderForwarded, "X-Real-Ip"} {
+		if len(h.Peek(name)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // parseHop reads one X-Forwarded-For entry; some proxies add a port.
 func parseHop(s string) (netip.Addr, bool) {
 	s = strings.TrimSpace(s)

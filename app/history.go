@@ -7,13 +7,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/history"
+	"countersvc/keys"
 )
 
 // historyHandlers serves the history of a counter, of a prefix, and of a
 // public counter (GET /v1/hits/{name}/history, in routePublic).
 type historyHandlers struct {
 	dbBudget
-	svc *history.Service
+	svc keys.HistoryReader
 }
 
 type pointJSON struct {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
-
-	"countersvc/counters"
 )
 
 func requestID(c *fiber.Ctx) string {
@@ -45,22 +42,6 @@ func observe(log *slog.Logger, m *metrics) fiber.Handler {
 				"status", status, "duration_ms", float64(elapsed.Microseconds())/1000)
 		}
 		return nil
-	}
-}
-
-// bearerAuth demands "Authorization: Bearer <token>" when token is set.
-func bearerAuth(token string) fiber.Handler {
-	want := []byte("Bearer " + token)
-	return func(c *fiber.Ctx) error {
-		if token == "" {
-			return c.Next()
-		}
-		got := c.Request().Header.Peek(fiber.HeaderAuthorization)
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="counters"`)
-			return counters.Errorf(counters.EUNAUTHENTICATED, "A valid bearer token is required.")
-		}
-		return c.Next()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"countersvc/counters"
 	"countersvc/history"
 	"countersvc/hits"
+	"countersvc/keys"
 	"countersvc/tickets"
 )
 
@@ -27,7 +28,10 @@ type Options struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
-	APIToken    string        // when set, private /v1 endpoints need it as a bearer token
+	// Keys (required) authenticates every private /v1 request and guards
+	// the counters, tickets and keys it reaches (keys.Service.Counters and
+	// .Tickets): Counters and Tickets are given here unguarded.
+	Keys        *keys.Service
 	BodyLimit   int           // bytes; default 64 KiB
 	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
 	ListTTL     time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
@@ -98,8 +102,9 @@ func New(o Options) *fiber.App {
 	app.Get("/metrics", ops.metrics())
 	routeDashboard(app)
 
-	auth := bearerAuth(o.APIToken)
-	h := &counterHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.Counters, listTTL: o.ListTTL}
+	budget := dbBudget{o.DBTimeout}
+	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies), budget)
+	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	routePublic(v1, o)
 	v1.Get("/counters", auth, h.list)
@@ -109,12 +114,13 @@ func New(o Options) *fiber.App {
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
-	hist := &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}
+	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
 	v1.Get("/counters/:name/history", auth, hist.counter)
 	v1.Get("/history", auth, hist.prefix)
 	if o.Tickets != nil {
-		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
+		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
 	}
+	registerKeyRoutes(v1, auth, o.Keys, budget)
 
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app

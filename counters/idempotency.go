@@ -14,8 +14,13 @@ const IdempotencyRetention = 24 * time.Hour
 
 // Idempotency names one logical request that a client may send more than
 // once: Key is the client's key, Fingerprint a digest of the request it came
-// with, so that reusing a key for another request can be refused.
+// with, so that reusing a key for another request can be refused. Owner is
+// the API key that sent it (0: the admin token): keys are namespaced by
+// their owner, so one API key's recorded answer is never replayed to
+// another. The HTTP layer never sets Owner; keys.Counters does, from the
+// caller it authenticated.
 type Idempotency struct {
+	Owner       int64
 	Key         string
 	Fingerprint [32]byte
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"countersvc/counters"
@@ -18,7 +19,7 @@ import (
 // nothing. A failed change rolls the claim back too: failures are not
 // recorded. The result is kept as JSON, so T must survive a round trip.
 func once[T any](ctx context.Context, s *CounterStore, op string, key counters.Idempotency, change func(tx *sql.Tx) (T, error)) (result T, replayed bool, err error) {
-	leave, err := s.keys.enter(ctx, key.Key)
+	leave, err := s.keys.enter(ctx, gateKey(key))
 	if err != nil {
 		return result, false, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"An earlier request with this Idempotency-Key is still running; nothing was changed.")
@@ -42,7 +43,7 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE idempotency_record SET result = ? WHERE idem_key = ?", record, key.Key)
+		_, err = tx.ExecContext(ctx, "UPDATE idempotency_record SET result = ? WHERE key_id = ? AND idem_key = ?", record, key.Owner, key.Key)
 		return err
 	})
 	if err != nil {
@@ -50,6 +51,11 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 		return zero, false, mapError(op, err, true)
 	}
 	return result, replayed, nil
+}
+
+// gateKey names key in the keyGate: its owner and the client's key.
+func gateKey(key counters.Idempotency) string {
+	return strconv.FormatInt(key.Owner, 10) + " " + key.Key
 }
 
 // claimKey inserts the key's row before the change. InnoDB makes a
@@ -63,8 +69,8 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Idempotency) ([]byte, error) {
 	now := s.now()
 	insert := func() error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_record (idem_key, fingerprint, result, created_at, expires_at)
-			VALUES (?, ?, '', ?, ?)`, key.Key, key.Fingerprint[:], now, now.Add(s.KeyRetention))
+		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_record (key_id, idem_key, fingerprint, result, created_at, expires_at)
+			VALUES (?, ?, ?, '', ?, ?)`, key.Owner, key.Key, key.Fingerprint[:], now, now.Add(s.KeyRetention))
 		return err
 	}
 	err := insert()
@@ -73,7 +79,7 @@ func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Id
 	}
 	var fingerprint, result []byte
 	var expires time.Time
-	err = tx.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE idem_key = ?", key.Key).
+	err = tx.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE key_id = ? AND idem_key = ?", key.Owner, key.Key).
 		Scan(&fingerprint, &result, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -81,7 +87,7 @@ func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Id
 	case err != nil:
 		return nil, err
 	case !expires.After(now):
-		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_record WHERE idem_key = ? AND expires_at <= ?", key.Key, now); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency_record WHERE key_id = ? AND idem_key = ? AND expires_at <= ?", key.Owner, key.Key, now); err != nil {
 			return nil, err
 		}
 		// This transaction holds the deleted row's lock: a concurrent

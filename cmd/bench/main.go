@@ -46,6 +46,7 @@ var scenarios = []scenario{
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
 	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
+	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -57,6 +58,7 @@ var instances = []struct{ name, about string }{
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
 	{"nohistory", "the same service with COUNTERS_HISTORY=false"},
+	{"token", "the same service with COUNTERS_API_TOKEN set to -admin-token"},
 }
 
 type config struct {
@@ -71,6 +73,7 @@ type config struct {
 	reps                                     int
 	out                                      string
 	ticketBoards, ticketWorkers, ticketsEach int
+	adminToken                               string
 }
 
 func main() {
@@ -115,6 +118,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.IntVar(&c.ticketBoards, "ticket-boards", 2, "boards of the tickets scenario")
 	fs.IntVar(&c.ticketWorkers, "ticket-workers", 10, "concurrent workers per board")
 	fs.IntVar(&c.ticketsEach, "tickets", 1000, "tickets each worker creates")
+	fs.StringVar(&c.adminToken, "admin-token", "bench-admin-token", "COUNTERS_API_TOKEN of the token instance (scripts/bench sets it to the default)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench [flags]\n\nScenarios:\n")
 		for _, s := range scenarios {

@@ -30,6 +30,8 @@ type hitsResult struct {
 	unchecked float64 // hits the limits let through because Redis did not answer in time
 }
 
+type keysResult struct{ scoped, admin load }
+
 type ticketsResult struct {
 	workload     ticketWorkload
 	service, raw load
@@ -43,6 +45,7 @@ type report struct {
 	uniform *uniformResult
 	read    *readResult
 	hits    *hitsResult
+	keys    *keysResult
 	tickets *ticketsResult
 	history *historyResult
 	peakRSS int64
@@ -114,6 +117,10 @@ func (r *report) write(dir string) error {
 			fmt.Sprintf("%.0f MiB (%.0f B a row)", float64(h.dataBytes+h.indexBytes)/(1<<20), float64(h.dataBytes+h.indexBytes)/float64(max(h.rows, 1))),
 			"", true)
 	}
+	if k := r.keys; k != nil {
+		row(fmt.Sprintf("hot counter, %d conns: API key scoped to its prefix %s/s over the admin token %s/s", targetConns, num(k.scoped.RPS), num(k.admin.RPS)),
+			ratio(k.scoped.RPS, k.admin.RPS), ">= 0.95x", k.scoped.RPS >= 0.95*k.admin.RPS)
+	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
 	}
@@ -166,6 +173,9 @@ func (r *report) httpBad() int64 {
 	}
 	if h := r.history; h != nil {
 		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix)
+	}
+	if k := r.keys; k != nil {
+		loads = append(loads, k.scoped, k.admin)
 	}
 	var bad int64
 	for _, l := range loads {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,6 +22,7 @@ const (
 	uniformCounters = 1000
 	readPath        = "/v1/counters/bench%2Fread"
 	hitsPath        = "/v1/hits/hits%2Fbench%2Fpage"
+	keyedPath       = "/v1/counters/bench%2Fkeyed/increment"
 )
 
 // A measure is a load the benchmark can drive for a while; its name also
@@ -189,6 +191,36 @@ func (b *bench) hits() error {
 		return err
 	}
 	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: unchecked[0]}
+	return nil
+}
+
+// keys compares the hot counter sent with an API key scoped to its prefix,
+// which is looked up (then believed for a while) and checked against the
+// name, with the admin token, which is only compared: what scoping costs.
+func (b *bench) keys() error {
+	url := *b.urls["token"]
+	admin := "Bearer " + b.adminToken
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, err := call(ctx, b.client, "POST", url+"/v1/keys", `{"name": "bench", "scopes": ["write"], "prefixes": ["bench/"]}`,
+		http.StatusCreated, "Authorization: "+admin)
+	if err != nil {
+		return err
+	}
+	var key struct{ Secret string }
+	if err := json.Unmarshal(body, &key); err != nil {
+		return err
+	}
+	scoped := b.wrk("hot counter, scoped key", url+keyedPath, targetConns, bearerScript("Bearer "+key.Secret))
+	full := b.wrk("hot counter, admin token", url+keyedPath, targetConns, bearerScript(admin))
+	if err := b.warm(scoped, full); err != nil {
+		return err
+	}
+	rs, err := b.compare(scoped, full)
+	if err != nil {
+		return err
+	}
+	b.r.keys = &keysResult{scoped: rs[0].byRPS(), admin: rs[1].byRPS()}
 	return nil
 }
 

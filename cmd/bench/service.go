@@ -12,14 +12,18 @@ import (
 )
 
 // call sends one request to the service and returns the answer's body; an
-// answer other than want is an error.
-func call(ctx context.Context, client *http.Client, method, url, body string, want int) ([]byte, error) {
+// answer other than want is an error. headers are "Name: value" pairs.
+func call(ctx context.Context, client *http.Client, method, url, body string, want int, headers ...string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewBufferString(body))
 	if err != nil {
 		return nil, err
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
 	}
 	res, err := client.Do(req)
 	if err != nil {

@@ -88,6 +88,11 @@ func parseLatency(m []string) time.Duration {
 // postScript makes wrk POST to the URL it was given.
 const postScript = `wrk.method = "POST"`
 
+// bearerScript makes wrk POST with "Authorization: <authorization>".
+func bearerScript(authorization string) string {
+	return postScript + fmt.Sprintf("\nwrk.headers[\"Authorization\"] = %q", authorization)
+}
+
 // seedScript gives each wrk thread a random sequence of its own. Seeds
 // taken from the clock alone can coincide for threads that start
 // together, and then both send the same "random" requests.

@@ -28,6 +28,7 @@ import (
 	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/internal/config"
+	"countersvc/keys"
 	"countersvc/storage"
 	"countersvc/tickets"
 )
@@ -44,6 +45,7 @@ type Service struct {
 	Counters    counters.Service
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
+	Keys        *keys.Service
 
 	closers []func() error // in the order Close runs them
 }
@@ -114,6 +116,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	})
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
+	// API keys: who may reach the private API, and what each key may touch.
+	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.APIToken, Registerer: s.Registry, Log: log})
+	go s.Keys.TouchEvery(ctx, touchEvery)
+	if s.Keys.Protected() {
+		log.Warn("COUNTERS_API_TOKEN is unset: the private API answers only clients on this machine (loopback) and API keys; set it to reach the API from elsewhere")
+	}
+
 	// HTTP.
 	o := app.Options{
 		Counters:   s.Counters,
@@ -121,7 +130,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		Tickets:    s.Tickets,
 		Log:        log,
 		Registry:   s.Registry,
-		APIToken:   cfg.APIToken,
+		Keys:       s.Keys,
 		BodyLimit:  cfg.BodyLimit,
 		DBTimeout:  cfg.MySQLTimeout,
 		ListTTL:    cfg.ListTTL,
@@ -139,6 +148,10 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 
 // purgeEvery is how often expired idempotency keys are deleted.
 const purgeEvery = time.Minute
+
+// touchEvery is how often the API keys' last use is written: at most one
+// write per key per interval and process.
+const touchEvery = time.Minute
 
 // Close releases what Build opened, last opened first: the cache before
 // the Redis client, the statements before MySQL. The HTTP application is
