@@ -67,6 +67,19 @@ func toDomain(err error) error {
 	return err
 }
 
+// retryAfter is the Retry-After of a 503 and of a 429 whose limiter gave
+// none: one second, short enough that a client's retry is not kept waiting
+// for a database that is back, long enough that a dead one is not hammered.
+const retryAfter = "1"
+
+// setRetryAfter tells the client when to try again, keeping a more precise
+// Retry-After that a limiter has already set.
+func setRetryAfter(c *fiber.Ctx) {
+	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, retryAfter)
+	}
+}
+
 // errorHandler writes every error as the contract's JSON error. Internal
 // causes go to the log, never to the client.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
@@ -78,8 +91,8 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			log.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "status", status, "error", err.Error())
 		}
-		if code == counters.ERATELIMITED && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
-			c.Set(fiber.HeaderRetryAfter, "1")
+		if code == counters.ERATELIMITED || status == fiber.StatusServiceUnavailable {
+			setRetryAfter(c)
 		}
 		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
 	}

@@ -45,6 +45,7 @@ func (h *opsHandlers) readyz(c *fiber.Ctx) error {
 		}
 	}
 	if r.MySQL != "ok" {
+		setRetryAfter(c)
 		c.Status(fiber.StatusServiceUnavailable)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
