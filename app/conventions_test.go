@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"testing"
+	"time"
 
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 )
 
@@ -30,6 +32,38 @@ func TestEvery503CarriesRetryAfter(t *testing.T) {
 			}
 			if got, want := r.Header.Get("Retry-After"), "1"; got != want {
 				t.Errorf("Retry-After %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// /readyz checks MySQL and Redis side by side, each under its own deadline:
+// a hung MySQL must not make a healthy Redis look down (and the other way
+// round), and the answer comes within about one deadline.
+func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	rd := testenv.StartRedis(t)
+	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *config.Config) { c.RedisURL = rd.URL() })
+	for _, tc := range []struct {
+		name         string
+		freeze, thaw func()
+		status       int
+		want         string
+	}{
+		{"both answer", func() {}, func() {}, 200, `{"status":"ok","mysql":"ok","redis":"ok"}`},
+		{"MySQL hangs", m.Freeze, m.Thaw, 503, `{"status":"unavailable","mysql":"down","redis":"ok"}`},
+		{"Redis hangs", rd.Freeze, rd.Thaw, 200, `{"status":"degraded","mysql":"ok","redis":"down"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.freeze()
+			defer tc.thaw()
+			start := time.Now()
+			r := e.Do(t, "GET", "/readyz", "")
+			if r.Status != tc.status || string(r.Body) != tc.want {
+				t.Errorf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.want)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %v; each check has a one-second deadline", took)
 			}
 		})
 	}
