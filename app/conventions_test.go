@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,58 @@ func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
 				t.Errorf("took %v; each check has a one-second deadline", took)
 			}
 		})
+	}
+}
+
+// A request id is random when the service makes it, and a client's own is
+// kept only when it is short and of safe characters: it is written into
+// the logs verbatim.
+func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		name, sent string
+		kept       bool
+	}{
+		{"none sent", "", false},
+		{"a UUID", "0f8fad5b-d9cb-469f-a165-70867728950e", true},
+		{"base64 with colon", "trace:AbC+/x=", true},
+		{"64 characters", strings.Repeat("a", 64), true},
+		{"65 characters", strings.Repeat("a", 65), false},
+		{"a space", "a b", false},
+		{"a quote", `a"b`, false},
+		{"not ASCII", "ä", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var headers []string
+			if tc.sent != "" {
+				headers = append(headers, "X-Request-ID: "+tc.sent)
+			}
+			got := e.Do(t, "GET", "/healthz", "", headers...).Header.Get("X-Request-ID")
+			switch {
+			case tc.kept && got != tc.sent:
+				t.Errorf("X-Request-ID %q, want the client's %q", got, tc.sent)
+			case !tc.kept && (got == tc.sent || len(got) < 20):
+				t.Errorf("X-Request-ID %q, want a fresh random id", got)
+			}
+		})
+	}
+	// A counter's ids share most of their characters with the previous
+	// one; random ones almost never share the first eight.
+	a := e.Do(t, "GET", "/healthz", "").Header.Get("X-Request-ID")
+	b := e.Do(t, "GET", "/healthz", "").Header.Get("X-Request-ID")
+	if a[:8] == b[:8] {
+		t.Errorf("consecutive ids %q and %q look sequential", a, b)
+	}
+}
+
+// The latency histogram resolves the fast paths: its lowest bucket is
+// 50 µs, well under a typical 0.2 ms request.
+func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "GET", "/healthz", "")
+	r := e.Do(t, "GET", "/metrics", "")
+	want := `counters_http_request_duration_seconds_bucket{method="GET",route="/healthz",le="5e-05"}`
+	if !strings.Contains(string(r.Body), want) {
+		t.Errorf("/metrics has no %s", want)
 	}
 }

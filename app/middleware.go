@@ -9,15 +9,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 
 	"countersvc/counters"
 )
-
-func requestID(c *fiber.Ctx) string {
-	id, _ := c.Locals(requestid.ConfigDefault.ContextKey).(string)
-	return id
-}
 
 // observe writes errors through the error handler, then records the
 // request's route, status and latency in metrics and in the debug log.

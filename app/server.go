@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
@@ -86,7 +85,7 @@ func New(o Options) *fiber.App {
 	})
 	m := newMetrics(o.Registry)
 
-	app.Use(requestid.New())
+	app.Use(requestIDs)
 	app.Use(observe(o.Log, m))
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
 
