@@ -122,3 +122,53 @@ func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
 		t.Errorf("/metrics has no %s", want)
 	}
 }
+
+// A known path with a method it does not serve is 405 with Allow, an
+// unknown path 404, and a method HTTP client libraries would never send
+// 501: each in the JSON error shape, with a request id.
+func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"PATCH", "/v1/counters/a", 405, "invalid_argument", "GET, HEAD, PUT, DELETE"},
+		{"GET", "/v1/counters/a/increment", 405, "invalid_argument", "POST"},
+		{"DELETE", "/v1/counters", 405, "invalid_argument", "GET, HEAD"},
+		{"POST", "/healthz", 405, "invalid_argument", "GET, HEAD"},
+		{"GET", "/v1/nothing-here", 404, "not_found", ""},
+		{"FOO", "/v1/counters/a", 501, "invalid_argument", ""},
+		{"PROPFIND", "/v1/nothing-here", 501, "invalid_argument", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.Do(t, tc.method, tc.path, "")
+			if r.Status != tc.status || r.ErrorCode() != tc.code {
+				t.Errorf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
+			}
+			if got := r.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+			if r.Header.Get("X-Request-ID") == "" {
+				t.Error("no X-Request-ID")
+			}
+		})
+	}
+}
+
+// Fiber rejects an oversized body before any middleware runs; the answer
+// still carries a request id and is counted like every other.
+func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
+	e := apptest.New(t)
+	r := e.Do(t, "POST", "/v1/counters/big/increment", `{"by": 1, "pad": "`+strings.Repeat("x", 70<<10)+`"}`)
+	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {
+		t.Fatalf("got %d %s, want 413 payload_too_large", r.Status, r.Body)
+	}
+	if r.Header.Get("X-Request-ID") == "" {
+		t.Error("no X-Request-ID")
+	}
+	want := `counters_http_requests_total{method="POST",route="unmatched",status="413"} 1`
+	if m := e.Do(t, "GET", "/metrics", ""); !strings.Contains(string(m.Body), want) {
+		t.Errorf("/metrics has no %s", want)
+	}
+}

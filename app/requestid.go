@@ -21,6 +21,11 @@ const maxRequestIDLen = 64
 // ids are random (128 bits), not a counter: they must not tell one client
 // how many requests others made, nor be guessable.
 func requestIDs(c *fiber.Ctx) error {
+	assignRequestID(c)
+	return c.Next()
+}
+
+func assignRequestID(c *fiber.Ctx) {
 	id := c.Get(fiber.HeaderXRequestID)
 	if validRequestID(id) {
 		id = strings.Clone(id)
@@ -29,7 +34,6 @@ func requestIDs(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderXRequestID, id)
 	c.Locals(requestIDKey, id)
-	return c.Next()
 }
 
 // validRequestID: 1 to 64 of A-Z a-z 0-9 and - _ . : + / =, which covers

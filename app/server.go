@@ -67,6 +67,7 @@ func (o *Options) defaults() {
 // New returns the service's HTTP application.
 func New(o Options) *fiber.App {
 	o.defaults()
+	m := newMetrics(o.Registry)
 	app := fiber.New(fiber.Config{
 		AppName:               "countersvc",
 		BodyLimit:             o.BodyLimit,
@@ -77,13 +78,13 @@ func New(o Options) *fiber.App {
 		WriteTimeout:          o.ReadTimeout,
 		IdleTimeout:           60 * time.Second,
 		DisableStartupMessage: true,
-		ErrorHandler:          errorHandler(o.Log),
+		ErrorHandler:          unrouted(o.Log, m, errorHandler(o.Log)),
 		// Believe X-Forwarded-Host/-Proto only from our own proxies; the
 		// client address is found by trustedProxies.clientAddr.
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          prefixStrings(o.TrustedProxies),
 	})
-	m := newMetrics(o.Registry)
+	rejectUnknownMethods(app)
 
 	app.Use(requestIDs)
 	app.Use(observe(o.Log, m))
@@ -108,7 +109,7 @@ func New(o Options) *fiber.App {
 	if o.Tickets != nil {
 		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
 	}
-
-	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	// No catch-all: Fiber answers an unknown path 404 and a known path with
+	// another method 405 with Allow, both through the error handler.
 	return app
 }
