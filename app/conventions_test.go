@@ -1,10 +1,14 @@
 package app_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"countersvc/app"
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
 	"countersvc/internal/testenv"
@@ -170,5 +174,90 @@ func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
 	want := `counters_http_requests_total{method="POST",route="unmatched",status="413"} 1`
 	if m := e.Do(t, "GET", "/metrics", ""); !strings.Contains(string(m.Body), want) {
 		t.Errorf("/metrics has no %s", want)
+	}
+}
+
+// A counter's read carries an ETag; revalidating with it is 304 without a
+// body until the counter changes.
+func TestCounterReadRevalidatesWithETag(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "PUT", "/v1/counters/tagged", `{"value": 1}`)
+	first := e.Do(t, "GET", "/v1/counters/tagged", "")
+	tag := first.Header.Get("ETag")
+	if first.Status != 200 || !strings.HasPrefix(tag, `"`) {
+		t.Fatalf("got %d ETag %q, want 200 and a strong ETag", first.Status, tag)
+	}
+	for _, tc := range []struct {
+		name, ifNoneMatch string
+		status            int
+	}{
+		{"its own tag", tag, 304},
+		{"weak form of its tag", "W/" + tag, 304},
+		{"among others", `"other", ` + tag, 304},
+		{"any", "*", 304},
+		{"another tag", `"other"`, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tc.ifNoneMatch)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
+			}
+			if got := r.Header.Get("ETag"); got != tag {
+				t.Errorf("ETag %q, want %q", got, tag)
+			}
+			if tc.status == 304 && len(r.Body) != 0 {
+				t.Errorf("304 with a body: %s", r.Body)
+			}
+		})
+	}
+	e.Do(t, "POST", "/v1/counters/tagged/increment", "")
+	r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tag)
+	if r.Status != 200 || r.Header.Get("ETag") == tag {
+		t.Errorf("after a change: %d ETag %q, want 200 and a new tag", r.Status, r.Header.Get("ETag"))
+	}
+}
+
+// The snippet is gzipped for clients that take gzip, plain for others, and
+// each form revalidates with its own ETag.
+func TestSnippetIsGzippedAndRevalidates(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		name, acceptEncoding string
+		gzipped              bool
+	}{
+		{"gzip", "gzip, deflate, br", true},
+		{"gzip among weights", "br;q=1.0, gzip;q=0.8", true},
+		{"identity only", "identity", false},
+		{"gzip refused", "gzip;q=0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "GET", "/v1/snippet.js", "", "Accept-Encoding: "+tc.acceptEncoding)
+			if r.Status != 200 {
+				t.Fatalf("status %d", r.Status)
+			}
+			if got := r.Header.Get("Vary"); got != "Accept-Encoding" {
+				t.Errorf("Vary %q", got)
+			}
+			body := r.Body
+			if got := r.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+				t.Fatalf("gzipped %v, want %v", got, tc.gzipped)
+			}
+			if tc.gzipped {
+				zr, err := gzip.NewReader(bytes.NewReader(r.Body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(body, app.SnippetJS) {
+				t.Errorf("body is not the embedded snippet.js")
+			}
+			again := e.Do(t, "GET", "/v1/snippet.js", "", "Accept-Encoding: "+tc.acceptEncoding, "If-None-Match: "+r.Header.Get("ETag"))
+			if again.Status != 304 || len(again.Body) != 0 {
+				t.Errorf("revalidation: %d with %d bytes, want 304 without a body", again.Status, len(again.Body))
+			}
+		})
 	}
 }
