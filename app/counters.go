@@ -106,8 +106,15 @@ func (h *counterHandlers) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	body, err := c.App().Config().JSONEncoder(toJSON(ctr))
+	if err != nil {
+		return err
+	}
+	// no-cache: a cache may keep the counter but must revalidate it, which
+	// the ETag makes a 304 without a body when nothing changed.
 	c.Set(fiber.HeaderCacheControl, "no-cache")
-	return c.JSON(toJSON(ctr))
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return sendTagged(c, body, entityTag(body))
 }
 
 // setRequest parses a PUT body: {"value": n, "min": n|null, "max": n|null}.

@@ -28,7 +28,8 @@ var statusOf = map[string]int{
 var codeOfStatus = map[int]string{
 	fiber.StatusBadRequest:                  counters.EINVALID,
 	fiber.StatusNotFound:                    counters.ENOTFOUND,
-	fiber.StatusMethodNotAllowed:            counters.ENOTFOUND,
+	fiber.StatusMethodNotAllowed:            counters.EINVALID,
+	fiber.StatusNotImplemented:              counters.EINVALID,
 	fiber.StatusRequestEntityTooLarge:       counters.ETOOLARGE,
 	fiber.StatusRequestHeaderFieldsTooLarge: counters.ETOOLARGE,
 	fiber.StatusUnsupportedMediaType:        counters.EINVALID,
@@ -58,13 +59,40 @@ func toDomain(err error) error {
 		case fiber.StatusNotFound:
 			msg = "No such endpoint."
 		case fiber.StatusMethodNotAllowed:
-			msg = "Method not allowed on this endpoint."
+			msg = "This endpoint does not answer this method; the Allow header lists those it does."
+		case fiber.StatusNotImplemented:
+			msg = "Unknown HTTP method."
 		case fiber.StatusRequestEntityTooLarge:
 			msg = "Request body is too large."
 		}
 		return &counters.Error{Code: code, Message: msg, Err: err}
 	}
 	return err
+}
+
+// retryAfter is the Retry-After of a 503 and of a 429 whose limiter gave
+// none: one second, short enough that a client's retry is not kept waiting
+// for a database that is back, long enough that a dead one is not hammered.
+const retryAfter = "1"
+
+// setRetryAfter tells the client when to try again, keeping a more precise
+// Retry-After that a limiter has already set.
+func setRetryAfter(c *fiber.Ctx) {
+	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, retryAfter)
+	}
+}
+
+// methodStatus keeps Fiber's answers about the request's method: 405 (the
+// path exists, the method does not; Fiber lists the others in Allow) and
+// 501 (a method the service does not know, RFC 9110 15.6.2). The contract
+// has no code of its own for them: the body says invalid_argument.
+func methodStatus(err error) (int, bool) {
+	var fe *fiber.Error
+	if errors.As(err, &fe) && (fe.Code == fiber.StatusMethodNotAllowed || fe.Code == fiber.StatusNotImplemented) {
+		return fe.Code, true
+	}
+	return 0, false
 }
 
 // errorHandler writes every error as the contract's JSON error. Internal
@@ -74,12 +102,15 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		err = toDomain(err)
 		code := counters.ErrorCode(err)
 		status := statusOf[code]
+		if s, ok := methodStatus(err); ok {
+			status = s
+		}
 		if status >= 500 {
 			log.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "status", status, "error", err.Error())
 		}
-		if code == counters.ERATELIMITED && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
-			c.Set(fiber.HeaderRetryAfter, "1")
+		if code == counters.ERATELIMITED || status == fiber.StatusServiceUnavailable {
+			setRetryAfter(c)
 		}
 		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
 	}

@@ -3,18 +3,17 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/valyala/fasthttp"
 )
 
-func requestID(c *fiber.Ctx) string {
-	id, _ := c.Locals(requestid.ConfigDefault.ContextKey).(string)
-	return id
-}
+// unmatched is the route label of a request that matched no route.
+const unmatched = "unmatched"
 
 // observe writes errors through the error handler, then records the
 // request's route, status and latency in metrics and in the debug log.
@@ -26,22 +25,73 @@ func observe(log *slog.Logger, m *metrics) fiber.Handler {
 				c.Status(fiber.StatusInternalServerError)
 			}
 		}
-		status := c.Response().StatusCode()
+		// Only the middleware at "/" ran: no route matched (404, 405).
 		route := c.Route().Path
-		if status == fiber.StatusNotFound && route == "/" {
-			route = "unmatched"
+		if route == "/" {
+			route = unmatched
 		}
-		elapsed := time.Since(start)
-		// The metrics keep their labels: copy the method out of Fiber's
-		// reused request buffer.
-		method := strings.Clone(c.Method())
-		m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-		m.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
-		if log.Enabled(c.UserContext(), slog.LevelDebug) {
-			log.Debug("request", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
-				"status", status, "duration_ms", float64(elapsed.Microseconds())/1000)
-		}
+		record(log, m, c, route, start)
 		return nil
+	}
+}
+
+// unrouted wraps the error handler for the answers Fiber gives before any
+// middleware runs (a body over the limit, headers too large, a read
+// timeout) and for unknown methods: they too get a request id and are
+// counted and logged like every other answer. A request that went through
+// the middleware already has its id.
+func unrouted(log *slog.Logger, m *metrics, h fiber.ErrorHandler) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		if requestID(c) != "" {
+			return h(c, err)
+		}
+		start := time.Now()
+		assignRequestID(c)
+		herr := h(c, err)
+		record(log, m, c, unmatched, start)
+		return herr
+	}
+}
+
+// record counts a finished request and logs it at debug level.
+func record(log *slog.Logger, m *metrics, c *fiber.Ctx, route string, start time.Time) {
+	status := c.Response().StatusCode()
+	elapsed := time.Since(start)
+	method := methodLabel(c.Method())
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
+	if log.Enabled(c.UserContext(), slog.LevelDebug) {
+		log.Debug("request", "request_id", requestID(c), "method", method, "path", c.Path(),
+			"status", status, "duration_ms", float64(elapsed.Microseconds())/1000)
+	}
+}
+
+// methodLabel is the method as a metric label: a copy (the metrics keep
+// their labels, and Fiber's request buffer is reused), and "OTHER" for a
+// method HTTP does not define, so that clients cannot mint label values.
+func methodLabel(method string) string {
+	if slices.Contains(fiber.DefaultMethods, method) {
+		return strings.Clone(method)
+	}
+	return "OTHER"
+}
+
+// rejectUnknownMethods answers a method Fiber does not know (FOO, PROPFIND)
+// in the contract's JSON error shape: Fiber itself answers those in plain
+// text, before any middleware or error handler runs.
+func rejectUnknownMethods(app *fiber.App) {
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(rc *fasthttp.RequestCtx) {
+		if slices.Contains(fiber.DefaultMethods, string(rc.Method())) {
+			next(rc)
+			return
+		}
+		c := app.AcquireCtx(rc)
+		defer app.ReleaseCtx(c)
+		if err := app.ErrorHandler(c, fiber.ErrNotImplemented); err != nil {
+			c.Status(fiber.StatusInternalServerError)
+		}
 	}
 }
 

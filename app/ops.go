@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,18 +28,34 @@ type readiness struct {
 	Redis  string `json:"redis"`
 }
 
+// checkTimeout is each dependency's own deadline in /readyz.
+const checkTimeout = time.Second
+
 // readyz is 503 only when MySQL is down: without Redis the service still
-// answers everything, reads come from MySQL.
+// answers everything, reads come from MySQL. The checks run concurrently,
+// each with its own deadline: a hung MySQL that used up a shared one made
+// Redis look down too.
 func (h *opsHandlers) readyz(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), time.Second)
-	defer cancel()
+	parent := c.UserContext()
+	var redisErr error
+	var wg sync.WaitGroup
+	if h.redis != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			redisErr = check(parent, h.redis)
+		}()
+	}
+	mysqlErr := check(parent, h.mysql)
+	wg.Wait()
+
 	r := readiness{Status: "ok", MySQL: "ok", Redis: "disabled"}
-	if h.mysql == nil || h.mysql(ctx) != nil {
+	if mysqlErr != nil {
 		r.Status, r.MySQL = "unavailable", "down"
 	}
 	if h.redis != nil {
 		r.Redis = "ok"
-		if h.redis(ctx) != nil {
+		if redisErr != nil {
 			r.Redis = "down"
 			if r.Status == "ok" {
 				r.Status = "degraded"
@@ -45,10 +63,22 @@ func (h *opsHandlers) readyz(c *fiber.Ctx) error {
 		}
 	}
 	if r.MySQL != "ok" {
+		setRetryAfter(c)
 		c.Status(fiber.StatusServiceUnavailable)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(r)
+}
+
+// check runs one readiness check under its own deadline; a missing check
+// counts as down.
+func check(parent context.Context, f func(context.Context) error) error {
+	if f == nil {
+		return errors.New("no check")
+	}
+	ctx, cancel := context.WithTimeout(parent, checkTimeout)
+	defer cancel()
+	return f(ctx)
 }
 
 func (h *opsHandlers) metrics() fiber.Handler {

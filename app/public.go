@@ -39,9 +39,25 @@ var preflight = cors.New(cors.Config{
 //go:embed snippet.js
 var snippetJS []byte
 
+// The snippet's gzip form and the ETags of both forms, made once: it is
+// fetched by every page view that has no cached copy. Gzip takes its 4.5
+// KB to about a third.
+var (
+	snippetGzip    = gzipped(snippetJS)
+	snippetTag     = entityTag(snippetJS)
+	snippetGzipTag = entityTag(snippetGzip)
+)
+
+// snippet serves the script gzipped to clients that accept it, with an
+// ETag, so a browser revalidating after max-age gets a 304.
 func snippet(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/javascript; charset=utf-8")
-	return c.Send(snippetJS)
+	c.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	if acceptsGzip(c.Get(fiber.HeaderAcceptEncoding)) {
+		c.Set(fiber.HeaderContentEncoding, "gzip")
+		return sendTagged(c, snippetGzip, snippetGzipTag)
+	}
+	return sendTagged(c, snippetJS, snippetTag)
 }
 
 // routePublic registers the public endpoints. They take no token: the

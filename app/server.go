@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
@@ -74,6 +73,7 @@ func (o *Options) defaults() {
 // New returns the service's HTTP application.
 func New(o Options) *fiber.App {
 	o.defaults()
+	m := newMetrics(o.Registry)
 	app := fiber.New(fiber.Config{
 		AppName:               "countersvc",
 		BodyLimit:             o.BodyLimit,
@@ -84,15 +84,15 @@ func New(o Options) *fiber.App {
 		WriteTimeout:          o.ReadTimeout,
 		IdleTimeout:           60 * time.Second,
 		DisableStartupMessage: true,
-		ErrorHandler:          errorHandler(o.Log),
+		ErrorHandler:          unrouted(o.Log, m, errorHandler(o.Log)),
 		// Believe X-Forwarded-Host/-Proto only from our own proxies; the
 		// client address is found by trustedProxies.clientAddr.
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          prefixStrings(o.TrustedProxies),
 	})
-	m := newMetrics(o.Registry)
+	rejectUnknownMethods(app)
 
-	app.Use(requestid.New())
+	app.Use(requestIDs)
 	app.Use(observe(o.Log, m))
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
 
@@ -122,6 +122,7 @@ func New(o Options) *fiber.App {
 	}
 	registerKeyRoutes(v1, auth, o.Keys, budget)
 
-	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	// No catch-all: Fiber answers an unknown path 404 and a known path with
+	// another method 405 with Allow, both through the error handler.
 	return app
 }

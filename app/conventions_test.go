@@ -1,0 +1,263 @@
+package app_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"countersvc/app"
+	"countersvc/internal/apptest"
+	"countersvc/internal/config"
+	"countersvc/internal/testenv"
+)
+
+// A 503 tells the client when to come back, whichever endpoint gave it:
+// client libraries retry on Retry-After, and without it they guess.
+func TestEvery503CarriesRetryAfter(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	e := apptest.NewWithDSN(t, m.DSN("retryafter"))
+	if r := e.Do(t, "PUT", "/v1/counters/r", `{"value": 1}`); r.Status != 201 {
+		t.Fatalf("before: %d %s", r.Status, r.Body)
+	}
+	m.Kill()
+	for _, tc := range []struct{ method, path, body string }{
+		{"GET", "/v1/counters/r", ""},
+		{"POST", "/v1/counters/r/increment", ""},
+		{"PUT", "/v1/counters/r", `{"value": 2}`},
+		{"POST", "/v1/counters/batch", `{"increments": [{"name": "r", "by": 1}]}`},
+		{"GET", "/readyz", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.Do(t, tc.method, tc.path, tc.body)
+			if r.Status != 503 {
+				t.Fatalf("status %d %s, want 503", r.Status, r.Body)
+			}
+			if got, want := r.Header.Get("Retry-After"), "1"; got != want {
+				t.Errorf("Retry-After %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// /readyz checks MySQL and Redis side by side, each under its own deadline:
+// a hung MySQL must not make a healthy Redis look down (and the other way
+// round), and the answer comes within about one deadline.
+func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	rd := testenv.StartRedis(t)
+	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *config.Config) { c.RedisURL = rd.URL() })
+	for _, tc := range []struct {
+		name         string
+		freeze, thaw func()
+		status       int
+		want         string
+	}{
+		{"both answer", func() {}, func() {}, 200, `{"status":"ok","mysql":"ok","redis":"ok"}`},
+		{"MySQL hangs", m.Freeze, m.Thaw, 503, `{"status":"unavailable","mysql":"down","redis":"ok"}`},
+		{"Redis hangs", rd.Freeze, rd.Thaw, 200, `{"status":"degraded","mysql":"ok","redis":"down"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.freeze()
+			defer tc.thaw()
+			start := time.Now()
+			r := e.Do(t, "GET", "/readyz", "")
+			if r.Status != tc.status || string(r.Body) != tc.want {
+				t.Errorf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.want)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %v; each check has a one-second deadline", took)
+			}
+		})
+	}
+}
+
+// A request id is random when the service makes it, and a client's own is
+// kept only when it is short and of safe characters: it is written into
+// the logs verbatim.
+func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		name, sent string
+		kept       bool
+	}{
+		{"none sent", "", false},
+		{"a UUID", "0f8fad5b-d9cb-469f-a165-70867728950e", true},
+		{"base64 with colon", "trace:AbC+/x=", true},
+		{"64 characters", strings.Repeat("a", 64), true},
+		{"65 characters", strings.Repeat("a", 65), false},
+		{"a space", "a b", false},
+		{"a quote", `a"b`, false},
+		{"not ASCII", "ä", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var headers []string
+			if tc.sent != "" {
+				headers = append(headers, "X-Request-ID: "+tc.sent)
+			}
+			got := e.Do(t, "GET", "/healthz", "", headers...).Header.Get("X-Request-ID")
+			switch {
+			case tc.kept && got != tc.sent:
+				t.Errorf("X-Request-ID %q, want the client's %q", got, tc.sent)
+			case !tc.kept && (got == tc.sent || len(got) < 20):
+				t.Errorf("X-Request-ID %q, want a fresh random id", got)
+			}
+		})
+	}
+	// A counter's ids share most of their characters with the previous
+	// one; random ones almost never share the first eight.
+	a := e.Do(t, "GET", "/healthz", "").Header.Get("X-Request-ID")
+	b := e.Do(t, "GET", "/healthz", "").Header.Get("X-Request-ID")
+	if a[:8] == b[:8] {
+		t.Errorf("consecutive ids %q and %q look sequential", a, b)
+	}
+}
+
+// The latency histogram resolves the fast paths: its lowest bucket is
+// 50 µs, well under a typical 0.2 ms request.
+func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "GET", "/healthz", "")
+	r := e.Do(t, "GET", "/metrics", "")
+	want := `counters_http_request_duration_seconds_bucket{method="GET",route="/healthz",le="5e-05"}`
+	if !strings.Contains(string(r.Body), want) {
+		t.Errorf("/metrics has no %s", want)
+	}
+}
+
+// A known path with a method it does not serve is 405 with Allow, an
+// unknown path 404, and a method HTTP client libraries would never send
+// 501: each in the JSON error shape, with a request id.
+func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"PATCH", "/v1/counters/a", 405, "invalid_argument", "GET, HEAD, PUT, DELETE"},
+		{"GET", "/v1/counters/a/increment", 405, "invalid_argument", "POST"},
+		{"DELETE", "/v1/counters", 405, "invalid_argument", "GET, HEAD"},
+		{"POST", "/healthz", 405, "invalid_argument", "GET, HEAD"},
+		{"GET", "/v1/nothing-here", 404, "not_found", ""},
+		{"FOO", "/v1/counters/a", 501, "invalid_argument", ""},
+		{"PROPFIND", "/v1/nothing-here", 501, "invalid_argument", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.Do(t, tc.method, tc.path, "")
+			if r.Status != tc.status || r.ErrorCode() != tc.code {
+				t.Errorf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
+			}
+			if got := r.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+			if r.Header.Get("X-Request-ID") == "" {
+				t.Error("no X-Request-ID")
+			}
+		})
+	}
+}
+
+// Fiber rejects an oversized body before any middleware runs; the answer
+// still carries a request id and is counted like every other.
+func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
+	e := apptest.New(t)
+	r := e.Do(t, "POST", "/v1/counters/big/increment", `{"by": 1, "pad": "`+strings.Repeat("x", 70<<10)+`"}`)
+	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {
+		t.Fatalf("got %d %s, want 413 payload_too_large", r.Status, r.Body)
+	}
+	if r.Header.Get("X-Request-ID") == "" {
+		t.Error("no X-Request-ID")
+	}
+	want := `counters_http_requests_total{method="POST",route="unmatched",status="413"} 1`
+	if m := e.Do(t, "GET", "/metrics", ""); !strings.Contains(string(m.Body), want) {
+		t.Errorf("/metrics has no %s", want)
+	}
+}
+
+// A counter's read carries an ETag; revalidating with it is 304 without a
+// body until the counter changes.
+func TestCounterReadRevalidatesWithETag(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "PUT", "/v1/counters/tagged", `{"value": 1}`)
+	first := e.Do(t, "GET", "/v1/counters/tagged", "")
+	tag := first.Header.Get("ETag")
+	if first.Status != 200 || !strings.HasPrefix(tag, `"`) {
+		t.Fatalf("got %d ETag %q, want 200 and a strong ETag", first.Status, tag)
+	}
+	for _, tc := range []struct {
+		name, ifNoneMatch string
+		status            int
+	}{
+		{"its own tag", tag, 304},
+		{"weak form of its tag", "W/" + tag, 304},
+		{"among others", `"other", ` + tag, 304},
+		{"any", "*", 304},
+		{"another tag", `"other"`, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tc.ifNoneMatch)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
+			}
+			if got := r.Header.Get("ETag"); got != tag {
+				t.Errorf("ETag %q, want %q", got, tag)
+			}
+			if tc.status == 304 && len(r.Body) != 0 {
+				t.Errorf("304 with a body: %s", r.Body)
+			}
+		})
+	}
+	e.Do(t, "POST", "/v1/counters/tagged/increment", "")
+	r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tag)
+	if r.Status != 200 || r.Header.Get("ETag") == tag {
+		t.Errorf("after a change: %d ETag %q, want 200 and a new tag", r.Status, r.Header.Get("ETag"))
+	}
+}
+
+// The snippet is gzipped for clients that take gzip, plain for others, and
+// each form revalidates with its own ETag.
+func TestSnippetIsGzippedAndRevalidates(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		name, acceptEncoding string
+		gzipped              bool
+	}{
+		{"gzip", "gzip, deflate, br", true},
+		{"gzip among weights", "br;q=1.0, gzip;q=0.8", true},
+		{"identity only", "identity", false},
+		{"gzip refused", "gzip;q=0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "GET", "/v1/snippet.js", "", "Accept-Encoding: "+tc.acceptEncoding)
+			if r.Status != 200 {
+				t.Fatalf("status %d", r.Status)
+			}
+			if got := r.Header.Get("Vary"); got != "Accept-Encoding" {
+				t.Errorf("Vary %q", got)
+			}
+			body := r.Body
+			if got := r.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+				t.Fatalf("gzipped %v, want %v", got, tc.gzipped)
+			}
+			if tc.gzipped {
+				zr, err := gzip.NewReader(bytes.NewReader(r.Body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(body, app.SnippetJS) {
+				t.Errorf("body is not the embedded snippet.js")
+			}
+			again := e.Do(t, "GET", "/v1/snippet.js", "", "Accept-Encoding: "+tc.acceptEncoding, "If-None-Match: "+r.Header.Get("ETag"))
+			if again.Status != 304 || len(again.Body) != 0 {
+				t.Errorf("revalidation: %d with %d bytes, want 304 without a body", again.Status, len(again.Body))
+			}
+		})
+	}
+}
