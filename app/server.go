@@ -25,11 +25,13 @@ type Options struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
-	APIToken    string        // when set, private /v1 endpoints need it as a bearer token
-	BodyLimit   int           // bytes; default 64 KiB
-	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
-	ListTTL     time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
-	ReadTimeout time.Duration // default 10s
+	APIToken     string        // when set, private /v1 endpoints need it as a bearer token
+	BodyLimit    int           // bytes; default 64 KiB
+	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default 3s
+	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
+	ReadTimeout  time.Duration // a request's arrival, from its first byte (or the connection's opening) to its last; default 10s
+	WriteTimeout time.Duration // writing an answer; default 10s
+	IdleTimeout  time.Duration // a keep-alive connection's wait for its next request; default 60s
 
 	// Readiness checks, by dependency. MySQL down makes the service unready;
 	// the others only report degraded.
@@ -60,6 +62,12 @@ func (o *Options) defaults() {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
 	if o.Hits == nil {
 		o.Hits = hits.New(o.Counters, nil, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
@@ -75,8 +83,8 @@ func New(o Options) *fiber.App {
 		StrictRouting:         true,
 		UnescapePath:          false, // %2F stays inside one name segment
 		ReadTimeout:           o.ReadTimeout,
-		WriteTimeout:          o.ReadTimeout,
-		IdleTimeout:           60 * time.Second,
+		WriteTimeout:          o.WriteTimeout,
+		IdleTimeout:           o.IdleTimeout,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(o.Log),
 		// Believe X-Forwarded-Host/-Proto only from our own proxies; the
@@ -84,6 +92,7 @@ func New(o Options) *fiber.App {
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          prefixStrings(o.TrustedProxies),
 	})
+	closeSilentlyOnTimeout(app)
 	m := newMetrics(o.Registry)
 
 	app.Use(requestid.New())

@@ -32,6 +32,9 @@ type Config struct {
 	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
 	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
+	ReadTimeout     time.Duration `env:"COUNTERS_READ_TIMEOUT" envDefault:"10s"`
+	WriteTimeout    time.Duration `env:"COUNTERS_WRITE_TIMEOUT" envDefault:"10s"`
+	IdleTimeout     time.Duration `env:"COUNTERS_IDLE_TIMEOUT" envDefault:"60s"`
 	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
@@ -85,6 +88,8 @@ func (c Config) Validate() error {
 		{"COUNTERS_MYSQL_TIMEOUT", c.MySQLTimeout}, {"COUNTERS_REDIS_TIMEOUT", c.RedisTimeout},
 		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_TTL", c.ListTTL},
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
+		{"COUNTERS_READ_TIMEOUT", c.ReadTimeout}, {"COUNTERS_WRITE_TIMEOUT", c.WriteTimeout},
+		{"COUNTERS_IDLE_TIMEOUT", c.IdleTimeout},
 	}
 	for _, p := range positive {
 		if p.d <= 0 {

@@ -123,6 +123,10 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		ListTTL:    cfg.ListTTL,
 		MySQLCheck: s.DB.PingContext,
 
+		ReadTimeout:  cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout,
+		IdleTimeout:  cfg.IdleTimeout,
+
 		Hits:           hitRules,
 		TrustedProxies: proxies,
 	}
