@@ -14,6 +14,7 @@ type opsHandlers struct {
 	mysql    func(context.Context) error
 	redis    func(context.Context) error
 	registry *prometheus.Registry
+	drain    *Drain
 }
 
 func (h *opsHandlers) healthz(c *fiber.Ctx) error {
@@ -26,9 +27,10 @@ type readiness struct {
 	Redis  string `json:"redis"`
 }
 
-// readyz is 503 only when MySQL is down: without Redis the service still
-// answers everything, reads come from MySQL.
+// readyz is 503 when MySQL is down or the process is draining: without
+// Redis the service still answers everything, reads come from MySQL.
 func (h *opsHandlers) readyz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	ctx, cancel := context.WithTimeout(c.UserContext(), time.Second)
 	defer cancel()
 	r := readiness{Status: "ok", MySQL: "ok", Redis: "disabled"}
@@ -44,10 +46,12 @@ func (h *opsHandlers) readyz(c *fiber.Ctx) error {
 			}
 		}
 	}
-	if r.MySQL != "ok" {
+	if h.drain.Draining() {
+		r.Status = "draining"
+	}
+	if r.MySQL != "ok" || r.Status == "draining" {
 		c.Status(fiber.StatusServiceUnavailable)
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(r)
 }
 

@@ -38,6 +38,8 @@ type Options struct {
 	MySQLCheck func(context.Context) error
 	RedisCheck func(context.Context) error // nil: cache disabled
 
+	Drain *Drain // started on SIGTERM; nil: never drains
+
 	// Page hits (app/public.go).
 	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
 	TrustedProxies []netip.Prefix // proxies whose X-Forwarded-For is believed
@@ -95,11 +97,12 @@ func New(o Options) *fiber.App {
 	closeSilentlyOnTimeout(app)
 	m := newMetrics(o.Registry)
 
+	app.Use(closeWhileDraining(o.Drain))
 	app.Use(requestid.New())
 	app.Use(observe(o.Log, m))
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
 
-	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry}
+	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry, drain: o.Drain}
 	app.Get("/healthz", ops.healthz)
 	app.Get("/readyz", ops.readyz)
 	app.Get("/metrics", ops.metrics())

@@ -35,6 +35,7 @@ type Config struct {
 	ReadTimeout     time.Duration `env:"COUNTERS_READ_TIMEOUT" envDefault:"10s"`
 	WriteTimeout    time.Duration `env:"COUNTERS_WRITE_TIMEOUT" envDefault:"10s"`
 	IdleTimeout     time.Duration `env:"COUNTERS_IDLE_TIMEOUT" envDefault:"60s"`
+	ShutdownDrain   time.Duration `env:"COUNTERS_SHUTDOWN_DRAIN" envDefault:"5s"`
 	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
@@ -95,6 +96,9 @@ func (c Config) Validate() error {
 		if p.d <= 0 {
 			return fmt.Errorf("%s: must be a positive duration such as 500ms or 3s", p.name)
 		}
+	}
+	if c.ShutdownDrain < 0 {
+		return errors.New("COUNTERS_SHUTDOWN_DRAIN: must be 0 or a positive duration such as 5s")
 	}
 	if c.MySQLMaxConns < 1 {
 		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")

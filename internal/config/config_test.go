@@ -27,6 +27,8 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		{map[string]string{"COUNTERS_READ_TIMEOUT": "0s"}, "COUNTERS_READ_TIMEOUT"},
 		{map[string]string{"COUNTERS_WRITE_TIMEOUT": "-1s"}, "COUNTERS_WRITE_TIMEOUT"},
 		{map[string]string{"COUNTERS_IDLE_TIMEOUT": "later"}, "COUNTERS_IDLE_TIMEOUT"},
+		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "0s"}, ""},
+		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "-1s"}, "COUNTERS_SHUTDOWN_DRAIN"},
 	}
 	for _, tt := range tests {
 		for k, v := range tt.env {

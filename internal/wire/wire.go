@@ -43,6 +43,7 @@ type Service struct {
 	Counters    counters.Service
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
+	Drain       *app.Drain // main.go starts it on SIGTERM
 
 	closers []func() error // in the order Close runs them
 }
@@ -52,7 +53,7 @@ type Service struct {
 // work (the purge of expired idempotency keys). On error, everything opened
 // so far is closed again.
 func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service, err error) {
-	s := &Service{Registry: prometheus.NewRegistry()}
+	s := &Service{Registry: prometheus.NewRegistry(), Drain: &app.Drain{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -126,6 +127,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		ReadTimeout:  cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout,
 		IdleTimeout:  cfg.IdleTimeout,
+		Drain:        s.Drain,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,
