@@ -3,7 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
-	"strconv"
+	"time"
 
 	"countersvc/counters"
 )
@@ -15,10 +15,6 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 		// Reserved names are changed by the service's own consumers inside
 		// their own MySQL transactions, which this cache does not see.
 		return s.next.Get(ctx, name)
-	}
-	if s.distrust.covers(name) {
-		s.m.counter.distrusted.Inc()
-		return s.getFresh(ctx, name)
 	}
 	key := s.keys.counter(name)
 	e, err := s.lookup(ctx, key, name)
@@ -62,9 +58,10 @@ func (s *Store) getFresh(ctx context.Context, name string) (*counters.Counter, e
 
 // loaded is one MySQL read, shared by the callers of one flight.
 type loaded struct {
-	c     *counters.Counter
-	err   error
-	start uint64 // s.seq when the read began
+	c      *counters.Counter
+	err    error
+	start  uint64    // s.seq when the read began
+	readAt time.Time // when the read began: its entry's lease starts here
 }
 
 // load reads name from MySQL once for all concurrent callers of flight, and
@@ -73,7 +70,7 @@ func (s *Store) load(ctx context.Context, name, flight string) (loaded, bool) {
 	led := false
 	v, _, _ := s.flights.Do(flight, func() (any, error) {
 		led = true
-		r := loaded{start: s.seq.Add(1)}
+		r := loaded{start: s.seq.Add(1), readAt: time.Now()}
 		r.c, r.err = s.next.Get(ctx, name)
 		return r, nil
 	})
@@ -127,7 +124,7 @@ func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen st
 	}
 	if err == nil && g == nil {
 		err = s.do(ctx, "reserve", func(ctx context.Context) error {
-			vals, err := reserveScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.ttlMillis()).Slice()
+			vals, err := reserveScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.leaseMillis()).Slice()
 			if err == nil && len(vals) != 2 {
 				err = errUnexpected
 			}
@@ -150,28 +147,28 @@ func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen st
 	return nil, gen, nil
 }
 
-// fill stores what a MySQL read found, under the generation seen before it.
+// fill stores what a MySQL read found, under the generation seen before it,
+// for the read's lease.
 func (s *Store) fill(ctx context.Context, key, gen string, r loaded) {
 	switch {
 	case r.err == nil:
-		s.fillRaw(ctx, key, gen, encodeCounter(r.c))
+		s.fillRaw(ctx, key, gen, encodeCounter(r.c), r.readAt)
 	case counters.ErrorCode(r.err) == counters.ENOTFOUND:
-		s.fillRaw(ctx, key, gen, encodeCounter(nil))
+		s.fillRaw(ctx, key, gen, encodeCounter(nil), r.readAt)
 	}
 }
 
 // fillRaw stores val unless the entry's generation moved on since gen was
-// seen: a write got in between, and val may predate it.
-func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte) {
+// seen: a write got in between, and val may predate it. The entry expires
+// a lease after readAt, when the read of val began.
+func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte, readAt time.Time) {
 	var stored int64
 	err := s.do(ctx, "fill", func(ctx context.Context) error {
 		var err error
-		stored, err = fillScript.Run(ctx, s.rdb, []string{key}, gen, val, s.ttlMillis()).Int64()
+		stored, err = fillScript.Run(ctx, s.rdb, []string{key}, gen, val, s.expireAt(readAt)).Int64()
 		return err
 	})
 	if err == nil && stored == 0 {
 		s.m.conflicts.Inc()
 	}
 }
-
-func (s *Store) ttlMillis() string { return strconv.FormatInt(s.o.TTL.Milliseconds(), 10) }

@@ -41,7 +41,7 @@ func newStack(t *testing.T, o cache.Options) *stack {
 		t.Fatal(err)
 	}
 	st.cache = cache.New(st.mysql, rdb, o)
-	st.svc = counters.NewService(st.cache)
+	st.svc = counters.NewService(st.cache.HoldWrites(st.cache))
 	st.raw = redis.NewClient(&redis.Options{Addr: st.redis.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { st.cache.Close(); rdb.Close(); st.raw.Close() })
 	return st
@@ -102,13 +102,6 @@ func (st *stack) unpause(t *testing.T) {
 	if err := st.raw.Do(context.Background(), "CLIENT", "UNPAUSE").Err(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// waitTrusted waits until the cache has repaired every unconfirmed
-// invalidation.
-func (st *stack) waitTrusted(t *testing.T) {
-	t.Helper()
-	waitUntil(t, "distrusted entries repaired", func() bool { return st.metric(t, "counters_cache_distrusted") == 0 })
 }
 
 func (st *stack) get(t *testing.T, name string) *counters.Counter {

@@ -28,7 +28,8 @@ type Config struct {
 	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
-	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`
+	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE" envDefault:"250ms"`
+	CacheClockSkew  time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW" envDefault:"50ms"`
 	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
 	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
@@ -69,6 +70,10 @@ func Load() (Config, error) {
 var renamed = map[string]string{
 	"COUNTERS_LIST_CACHE_TTL":     "COUNTERS_LIST_TTL",
 	"COUNTERS_COALESCE_MAX_BATCH": "COUNTERS_COALESCE_MAX_ROUND",
+	// An entry's lifetime became a lease: the longest a write waits when
+	// Redis cannot confirm its invalidation. A 60s TTL kept as a lease would
+	// make such writes wait a minute.
+	"COUNTERS_CACHE_TTL": "COUNTERS_CACHE_LEASE",
 }
 
 // Validate checks values that parse but make no sense.
@@ -87,7 +92,7 @@ func (c Config) Validate() error {
 		d    time.Duration
 	}{
 		{"COUNTERS_MYSQL_TIMEOUT", c.MySQLTimeout}, {"COUNTERS_REDIS_TIMEOUT", c.RedisTimeout},
-		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_TTL", c.ListTTL},
+		{"COUNTERS_CACHE_LEASE", c.CacheLease}, {"COUNTERS_LIST_TTL", c.ListTTL},
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
 		{"COUNTERS_READ_TIMEOUT", c.ReadTimeout}, {"COUNTERS_WRITE_TIMEOUT", c.WriteTimeout},
 		{"COUNTERS_IDLE_TIMEOUT", c.IdleTimeout},
@@ -96,6 +101,9 @@ func (c Config) Validate() error {
 		if p.d <= 0 {
 			return fmt.Errorf("%s: must be a positive duration such as 500ms or 3s", p.name)
 		}
+	}
+	if c.CacheClockSkew < 0 {
+		return errors.New("COUNTERS_CACHE_CLOCK_SKEW: must be 0 or a positive duration such as 50ms")
 	}
 	if c.ShutdownDrain < 0 {
 		return errors.New("COUNTERS_SHUTDOWN_DRAIN: must be 0 or a positive duration such as 5s")

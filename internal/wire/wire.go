@@ -5,7 +5,9 @@
 // The wrappers of the counter store, from the bottom up:
 //
 //	storage (MySQL) -> cache (Redis read views, invalidated after writes)
-//	-> coalesce (concurrent increments as few statements) -> counters (validation)
+//	-> coalesce (concurrent increments as few statements)
+//	-> cache's HoldWrites (a write Redis did not confirm waits out the lease)
+//	-> counters (validation)
 //	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
 package wire
 
@@ -85,7 +87,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 			return nil, err
 		}
 		s.onClose(rdb.Close)
-		s.Cache = cache.New(store, rdb, cache.Options{TTL: cfg.CacheTTL, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
+		s.Cache = cache.New(store, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
 		store = s.Cache
 	}
@@ -94,6 +96,11 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// so that one invalidation serves a whole round.
 	if cfg.Coalesce {
 		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry})
+	}
+	if s.Cache != nil {
+		// Above the coalescer: a write that waits out the cache's lease
+		// holds up no round (see cache.Store.HoldWrites).
+		store = s.Cache.HoldWrites(store)
 	}
 	s.Counters = counters.NewService(store)
 
