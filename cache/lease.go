@@ -39,13 +39,20 @@ func (s *Store) expireAt(readAt time.Time) string {
 // and no value: a reservation, or what an invalidation leaves.
 func (s *Store) leaseMillis() string { return strconv.FormatInt(s.o.Lease.Milliseconds(), 10) }
 
-// outliveLease holds back the answer to a write that MySQL answered by
-// answered and whose invalidation Redis did not confirm, until every entry
-// that may predate the write has expired.
-func (s *Store) outliveLease(answered time.Time) {
-	s.m.leaseWaits.Inc()
-	time.Sleep(time.Until(answered.Add(s.o.Lease + s.o.ClockSkew)))
+// outliveLease holds back an answer until every entry that may hold a value
+// from before since has expired: for a write whose invalidation Redis did
+// not confirm, since is when MySQL answered it; for a read that answers from
+// MySQL what it could not store in Redis, when its read began (see settle).
+func (s *Store) outliveLease(since time.Time, op string) {
+	s.m.leaseWaits.WithLabelValues(op).Inc()
+	time.Sleep(time.Until(since.Add(s.o.Lease + s.o.ClockSkew)))
 }
+
+// Operations that wait out the lease, a label of counters_cache_lease_waits_total.
+const (
+	opWrite = "write"
+	opRead  = "read"
+)
 
 // HoldWrites wraps the store that the service writes through, above the
 // coalescer: a write during which an invalidation went unconfirmed is
@@ -68,7 +75,7 @@ type holdWrites struct {
 // invalidations taken as the write began.
 func (h holdWrites) after(before uint64) {
 	if h.s.unconfirmed.Load() != before {
-		h.s.outliveLease(time.Now()) // now: MySQL has answered the write
+		h.s.outliveLease(time.Now(), opWrite) // now: MySQL has answered the write
 	}
 }
 

@@ -19,7 +19,7 @@ type metrics struct {
 	errors     *prometheus.CounterVec // op
 	fallbacks  *prometheus.CounterVec // view, reason
 	conflicts  prometheus.Counter
-	leaseWaits prometheus.Counter
+	leaseWaits *prometheus.CounterVec // op
 
 	counter, list viewMetrics
 }
@@ -60,10 +60,10 @@ func newMetrics(reg prometheus.Registerer, s *Store) *metrics {
 			Name: "counters_cache_fill_conflicts_total",
 			Help: "Cache fills refused because a write invalidated the entry after the reader looked.",
 		}),
-		leaseWaits: prometheus.NewCounter(prometheus.CounterOpts{
+		leaseWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "counters_cache_lease_waits_total",
-			Help: "Writes answered only after the cache lease ran out, because Redis did not confirm their invalidation.",
-		}),
+			Help: "Answers held back until the cache lease ran out, by op: writes whose invalidation Redis did not confirm, reads from MySQL that Redis did not store.",
+		}, []string{"op"}),
 	}
 	m.counter, m.list = m.view(viewCounter), m.view(viewList)
 	if reg == nil {

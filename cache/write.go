@@ -60,7 +60,7 @@ func (s *Store) Invalidate(ctx context.Context, names ...string) {
 		s.invalidate(ctx, n)
 	}
 	if s.unconfirmed.Load() != before {
-		s.outliveLease(time.Now())
+		s.outliveLease(time.Now(), opWrite)
 	}
 }
 
@@ -68,12 +68,16 @@ func (s *Store) invalidate(ctx context.Context, name string) {
 	if counters.IsReserved(name) {
 		return // never cached, see Get
 	}
-	err := s.do(changeCtx(ctx), "invalidate", func(ctx context.Context) error {
-		return invalidateScript.Run(ctx, s.rdb, []string{s.keys.counter(name)}, s.tokens.next(), s.leaseMillis()).Err()
-	})
-	if err != nil {
+	if s.invalidateKey(changeCtx(ctx), s.keys.counter(name)) != nil {
 		s.unconfirmed.Add(1)
 	}
+}
+
+// invalidateKey gives the entry of key a new generation and drops its value.
+func (s *Store) invalidateKey(ctx context.Context, key string) error {
+	return s.do(ctx, "invalidate", func(ctx context.Context) error {
+		return invalidateScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.leaseMillis()).Err()
+	})
 }
 
 // flushBudget bounds, in Redis timeouts, how long a reset waits for its
