@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -11,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
@@ -27,8 +24,6 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 	rs := testenv.StartRedis(t)
 	env := apptest.NewWithCache(t, rs.URL())
 	reg := env.Registry
-	ctl := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
-	defer ctl.Close()
 
 	// Enough writers that increments of several counters share statements,
 	// whose entries are dropped together.
@@ -98,18 +93,7 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 	if hits() == 0 {
 		t.Error("no read was served from Redis before the faults")
 	}
-	ctx := context.Background()
-	if err := ctl.Do(ctx, "CLIENT", "PAUSE", 800, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	rs.Freeze()
-	time.Sleep(800 * time.Millisecond)
-	rs.Thaw()
-	time.Sleep(300 * time.Millisecond)
-	rs.Kill()
-	time.Sleep(800 * time.Millisecond)
-	rs.Start(t)
+	redisFaults(t, rs)
 	before := hits()
 	waitUntil(t, "reads served from Redis again", func() bool { return hits() > before+50 })
 	close(stop)

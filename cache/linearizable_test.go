@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/redis/go-redis/v9"
 
 	"countersvc/cache"
 	"countersvc/internal/apptest"
@@ -36,8 +34,6 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 		c.RedisURL, c.CacheLease, c.CacheClockSkew, c.RedisTimeout = rs.URL(), lease, skew, timeout
 	}
 	procs := []*apptest.Env{apptest.NewWithDSN(t, dsn, withCache), apptest.NewWithDSN(t, dsn, withCache)}
-	ctl := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
-	defer ctl.Close()
 
 	names := []string{"lin/a", "lin/b b", "lin/c%2Fd", "lin/é"}
 	path := func(i int) string { return "/v1/counters/" + url.PathEscape(names[i]) }
@@ -103,18 +99,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 	}
 
 	time.Sleep(500 * time.Millisecond)
-	ctx := context.Background()
-	if err := ctl.Do(ctx, "CLIENT", "PAUSE", 800, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	rs.Freeze()
-	time.Sleep(800 * time.Millisecond)
-	rs.Thaw()
-	time.Sleep(300 * time.Millisecond)
-	rs.Kill()
-	time.Sleep(800 * time.Millisecond)
-	rs.Start(t)
+	redisFaults(t, rs)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
