@@ -44,6 +44,7 @@ var scenarios = []scenario{
 	{"latency", "one connection: increments with coalescing on against off (p50)", []string{"nocoalesce"}, false, (*bench).latency},
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
+	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
@@ -55,6 +56,9 @@ var instances = []struct{ name, about string }{
 	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
+	{"lease250ms", "the same service with COUNTERS_CACHE_LEASE=250ms"},
+	{"lease1s", "the same service with COUNTERS_CACHE_LEASE=1s"},
+	{"lease5s", "the same service with COUNTERS_CACHE_LEASE=5s"},
 }
 
 type config struct {

@@ -28,7 +28,7 @@ type Config struct {
 	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
-	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE" envDefault:"250ms"`
+	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE" envDefault:"1s"`
 	CacheClockSkew  time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW" envDefault:"50ms"`
 	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
