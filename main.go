@@ -10,14 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	_ "net/http/pprof" // served only on COUNTERS_DEBUG_ADDR
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"countersvc/internal/config"
+	"countersvc/internal/listen"
 	"countersvc/internal/wire"
 )
 
@@ -45,8 +46,18 @@ func newLogger(cfg config.Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stdout, opts))
 }
 
-// run serves until ctx is cancelled (SIGTERM), then lets in-flight requests
-// finish before closing Redis and MySQL.
+// run serves until ctx is cancelled (SIGTERM), then stops without leaving
+// a request that reached it unanswered:
+//
+//  1. drain for COUNTERS_SHUTDOWN_DRAIN: /readyz answers 503 so that load
+//     balancers stop sending, every answer carries "Connection: close" so
+//     that clients leave their keep-alive connections (a connection the
+//     server closed while a client was writing to it would lose that
+//     request), and new connections are still served;
+//  2. close the listener once its accept queue is empty (internal/listen),
+//     close the connections that stayed idle all through the drain, and let
+//     in-flight requests finish within COUNTERS_SHUTDOWN_TIMEOUT;
+//  3. close Redis and MySQL.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	svc, err := wire.Build(ctx, cfg, log)
 	if err != nil {
@@ -54,9 +65,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	defer svc.Close()
 
-	// Bind before saying so. "tcp" rather than Fiber's default "tcp4": an
-	// address without a host (":8080") then takes IPv6 as well as IPv4.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	// Bind before saying so.
+	ln, err := listen.Listen(cfg.Addr)
 	if err != nil {
 		return err
 	}
@@ -71,6 +81,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	svc.Drain.Start()
+	log.Info("draining", "for", cfg.ShutdownDrain.String())
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(cfg.ShutdownDrain):
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	if err := svc.App.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {

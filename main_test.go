@@ -3,18 +3,23 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"countersvc/internal/apptest"
 	"countersvc/internal/testenv"
 )
 
@@ -43,7 +48,7 @@ func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "COUNTERS_ADDR=127.0.0.1:"+fmt.Sprint(port), "COUNTERS_MYSQL_DSN="+dsn,
-		"COUNTERS_REDIS_URL=", "COUNTERS_LOG_LEVEL=warn")
+		"COUNTERS_REDIS_URL=", "COUNTERS_LOG_LEVEL=warn", "COUNTERS_SHUTDOWN_DRAIN=0s")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -124,19 +129,135 @@ func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 	}
 
 	for _, p := range procs {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				log, _ := os.ReadFile(p.out.Name())
-				t.Fatalf("exit after SIGTERM: %v: %s", err, log)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("the service did not stop within 15 s of SIGTERM")
-		}
+		p.waitExit(t, p.terminate(), 15*time.Second)
 	}
+}
+
+// terminate sends SIGTERM; the channel gets the process's exit.
+func (p *process) terminate() <-chan error {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	return done
+}
+
+// waitExit fails the test unless the process exits cleanly within limit.
+func (p *process) waitExit(t *testing.T, done <-chan error, limit time.Duration) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			log, _ := os.ReadFile(p.out.Name())
+			t.Fatalf("exit after SIGTERM: %v: %s", err, log)
+		}
+	case <-time.After(limit):
+		t.Fatalf("the service did not stop within %v of SIGTERM", limit)
+	}
+}
+
+// SIGTERM under keep-alive load from a Go client: /readyz answers 503 at
+// once, answers carry "Connection: close" from then on, and every request
+// that reached the process is answered; once the drain is over and the
+// listener closed, new connections are refused, so those requests never
+// reached it. Each answered increment is in MySQL, and nothing else. Two
+// runs: two processes, two SIGTERMs. The increments are POSTs without an
+// Idempotency-Key, which Go's client does not retry by itself: a request
+// lost on a closing connection shows up as an error here.
+func TestSIGTERMUnderKeepAliveLoadLeavesNoRequestUnanswered(t *testing.T) {
+	bin := buildBinary(t)
+	dsn := testenv.MySQLDSN(t)
+	store, _ := apptest.OpenStore(t, dsn)
+	for run := 1; run <= 2; run++ {
+		t.Run(fmt.Sprint("run ", run), func(t *testing.T) {
+			name := fmt.Sprint("drain/", run)
+			acked := sigtermUnderLoad(t, startProcess(t, bin, dsn, "COUNTERS_SHUTDOWN_DRAIN=1s"), name)
+			c, err := store.Get(context.Background(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Value != acked {
+				t.Fatalf("%s is %d in MySQL after %d answered increments", name, c.Value, acked)
+			}
+		})
+	}
+}
+
+// sigtermUnderLoad increments the counter name from 16 workers on
+// keep-alive connections, sends SIGTERM, and keeps the load on until the
+// process has exited. It returns how many increments were answered.
+func sigtermUnderLoad(t *testing.T, p *process, name string) int64 {
+	const workers = 16
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	target := p.url + "/v1/counters/" + url.PathEscape(name) + "/increment"
+	var acked, refused, closing atomic.Int64
+	var drained atomic.Bool // /readyz said 503: every answer from now on closes
+	exited := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-exited:
+					return
+				default:
+				}
+				afterDrain := drained.Load()
+				r, err := client.Post(target, "application/json", nil)
+				var op *net.OpError
+				switch {
+				case err != nil && errors.As(err, &op) && op.Op == "dial":
+					refused.Add(1) // never reached the process
+					time.Sleep(time.Millisecond)
+					continue
+				case err != nil:
+					t.Errorf("a request got no answer: %v", err)
+					continue
+				}
+				body, _ := io.ReadAll(r.Body)
+				r.Body.Close()
+				if r.StatusCode != 200 {
+					t.Errorf("%d %s", r.StatusCode, body)
+					continue
+				}
+				acked.Add(1)
+				if afterDrain && !r.Close {
+					t.Errorf("an answer during the drain kept its connection alive")
+				}
+				if r.Close {
+					closing.Add(1)
+				}
+			}
+		}()
+	}
+
+	var stopOnce sync.Once
+	stopLoad := func() { stopOnce.Do(func() { close(exited); wg.Wait() }) }
+	defer stopLoad() // also when the test fails half way
+
+	time.Sleep(500 * time.Millisecond) // the load runs on keep-alive connections
+	done := p.terminate()
+	for {
+		r, err := client.Get(p.url + "/readyz")
+		if err != nil {
+			t.Fatalf("/readyz after SIGTERM: %v", err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode == 503 {
+			drained.Store(true)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.waitExit(t, done, 30*time.Second)
+	stopLoad()
+	t.Logf("%d answered (%d of them closing their connection), %d refused at connect", acked.Load(), closing.Load(), refused.Load())
+	if closing.Load() == 0 {
+		t.Error("no answer was served during the drain")
+	}
+	return acked.Load()
 }
 
 // Bad configuration stops the service at once with one line naming the

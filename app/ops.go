@@ -16,6 +16,7 @@ type opsHandlers struct {
 	mysql    func(context.Context) error
 	redis    func(context.Context) error
 	registry *prometheus.Registry
+	drain    *Drain
 }
 
 func (h *opsHandlers) healthz(c *fiber.Ctx) error {
@@ -31,11 +32,12 @@ type readiness struct {
 // checkTimeout is each dependency's own deadline in /readyz.
 const checkTimeout = time.Second
 
-// readyz is 503 only when MySQL is down: without Redis the service still
+// readyz is 503 when MySQL is down or the process is draining: without Redis the service still
 // answers everything, reads come from MySQL. The checks run concurrently,
 // each with its own deadline: a hung MySQL that used up a shared one made
 // Redis look down too.
 func (h *opsHandlers) readyz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	parent := c.UserContext()
 	var redisErr error
 	var wg sync.WaitGroup
@@ -62,11 +64,13 @@ func (h *opsHandlers) readyz(c *fiber.Ctx) error {
 			}
 		}
 	}
-	if r.MySQL != "ok" {
+	if h.drain.Draining() {
+		r.Status = "draining"
+	}
+	if r.MySQL != "ok" || r.Status == "draining" {
 		setRetryAfter(c)
 		c.Status(fiber.StatusServiceUnavailable)
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(r)
 }
 

@@ -30,16 +30,20 @@ type Options struct {
 	// Keys (required) authenticates every private /v1 request and guards
 	// the counters, tickets and keys it reaches (keys.Service.Counters and
 	// .Tickets): Counters and Tickets are given here unguarded.
-	Keys        *keys.Service
-	BodyLimit   int           // bytes; default 64 KiB
-	DBTimeout   time.Duration // deadline of each request's MySQL/Redis work; default 3s
-	ListTTL     time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
-	ReadTimeout time.Duration // default 10s
+	Keys         *keys.Service
+	BodyLimit    int           // bytes; default 64 KiB
+	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default 3s
+	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
+	ReadTimeout  time.Duration // a request's arrival, from its first byte (or the connection's opening) to its last; default 10s
+	WriteTimeout time.Duration // writing an answer; default 10s
+	IdleTimeout  time.Duration // a keep-alive connection's wait for its next request; default 60s
 
 	// Readiness checks, by dependency. MySQL down makes the service unready;
 	// the others only report degraded.
 	MySQLCheck func(context.Context) error
 	RedisCheck func(context.Context) error // nil: cache disabled
+
+	Drain *Drain // started on SIGTERM; nil: never drains
 
 	// Page hits (app/public.go).
 	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
@@ -65,6 +69,12 @@ func (o *Options) defaults() {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
 	if o.Hits == nil {
 		o.Hits = hits.New(o.Counters, nil, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
@@ -81,8 +91,8 @@ func New(o Options) *fiber.App {
 		StrictRouting:         true,
 		UnescapePath:          false, // %2F stays inside one name segment
 		ReadTimeout:           o.ReadTimeout,
-		WriteTimeout:          o.ReadTimeout,
-		IdleTimeout:           60 * time.Second,
+		WriteTimeout:          o.WriteTimeout,
+		IdleTimeout:           o.IdleTimeout,
 		DisableStartupMessage: true,
 		ErrorHandler:          unrouted(o.Log, m, errorHandler(o.Log)),
 		// Believe X-Forwarded-Host/-Proto only from our own proxies; the
@@ -91,12 +101,14 @@ func New(o Options) *fiber.App {
 		TrustedProxies:          prefixStrings(o.TrustedProxies),
 	})
 	rejectUnknownMethods(app)
+	closeSilentlyOnTimeout(app)
 
+	app.Use(closeWhileDraining(o.Drain))
 	app.Use(requestIDs)
 	app.Use(observe(o.Log, m))
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
 
-	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry}
+	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry, drain: o.Drain}
 	app.Get("/healthz", ops.healthz)
 	app.Get("/readyz", ops.readyz)
 	app.Get("/metrics", ops.metrics())

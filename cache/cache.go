@@ -2,24 +2,30 @@
 // counters.Store for the read views, and keeps the page-hit limits
 // (hits.Limiter, hits.Deduper; see NewHitLimits).
 //
-// Single counters are read-through with a TTL and invalidated after every
-// write, once MySQL has answered; the guarantees are in README.md
-// ("Caching"). Lists are cached for a short TTL and never invalidated: they
-// may lag writes by up to that TTL.
+// Single counters are read-through and invalidated after every write, once
+// MySQL has answered; the guarantees are in README.md ("Caching"). Lists are
+// cached for a short TTL and never invalidated: they may lag writes by up to
+// that TTL.
+//
+// A counter's entry is trusted as a lease: it expires (PEXPIREAT) at the
+// instant the MySQL read that filled it began, plus Options.Lease. So no
+// entry can hold a value older than Lease, in any process, whatever Redis
+// does with late commands. A write whose invalidation Redis confirmed is
+// answered at once; one whose invalidation Redis did not confirm is
+// answered only when every entry that may predate it has expired: Lease
+// (plus Options.ClockSkew) after MySQL answered it: the writes go through
+// HoldWrites, which waits. See lease.go.
 //
 // Redis is an optimisation only. Every Redis call, the limits' included, has
 // a short deadline and goes through one circuit breaker (redisCalls); when
-// Redis fails, reads come from MySQL, writes are not held up, and hits are
-// counted without limits. An invalidation that cannot be confirmed makes this
-// process distrust the entry (see distrust) until a background repairer has
-// confirmed one.
+// Redis fails, reads come from MySQL, writes wait out the lease, and hits
+// are counted without limits.
 package cache
 
 import (
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,22 +38,21 @@ import (
 
 // Options tune the cache. Zero values take the defaults.
 type Options struct {
-	TTL      time.Duration // lifetime of a counter entry; default 60s
-	ListTTL  time.Duration // how stale a cached page of a listing may be; default 1s
-	Timeout  time.Duration // deadline of each Redis call, the hit limits' too; default DefaultTimeout
-	Cooldown time.Duration // how long Redis is skipped after repeated failures; default 1s
-	// MaxDistrusted bounds the names remembered as distrusted; past it the
-	// whole cache is distrusted until it has been flushed. Default 10000.
-	MaxDistrusted int
-	KeyPrefix     string                // of every key, the hit limits' too; default "counters:v1:"
-	Registerer    prometheus.Registerer // nil: metrics are not registered
-	Log           *slog.Logger          // default: discard
+	Lease      time.Duration         // how long after its MySQL read began a counter entry is trusted; default DefaultLease
+	ClockSkew  time.Duration         // how far the clocks of the service's hosts and Redis's may differ; default DefaultClockSkew
+	ListTTL    time.Duration         // how stale a cached page of a listing may be; default 1s
+	Timeout    time.Duration         // deadline of each Redis call, the hit limits' too; default DefaultTimeout
+	Cooldown   time.Duration         // how long Redis is skipped after repeated failures; default 1s
+	KeyPrefix  string                // of every key, the hit limits' too; default "counters:v1:"
+	Registerer prometheus.Registerer // nil: metrics are not registered
+	Log        *slog.Logger          // default: discard
 }
 
 func (o *Options) defaults() {
-	if o.TTL <= 0 {
-		o.TTL = 60 * time.Second
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
 	}
+	o.ClockSkew = max(o.ClockSkew, 0)
 	if o.ListTTL <= 0 {
 		o.ListTTL = time.Second
 	}
@@ -56,9 +61,6 @@ func (o *Options) defaults() {
 	}
 	if o.Cooldown <= 0 {
 		o.Cooldown = time.Second
-	}
-	if o.MaxDistrusted <= 0 {
-		o.MaxDistrusted = 10000
 	}
 	if o.KeyPrefix == "" {
 		o.KeyPrefix = "counters:v1:"
@@ -78,50 +80,36 @@ type Store struct {
 	*redisCalls // client, deadline, circuit breaker and keys of every Redis call
 	o           Options
 
-	distrust *distrust
-	tokens   *tokens
-	flights  singleflight.Group
-	reads    readPipeline
-	seq      atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
-	m        *metrics
-
-	wake     chan struct{} // nudges the repairer
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
+	tokens  *tokens
+	flights singleflight.Group
+	reads   readPipeline
+	seq     atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
+	// unconfirmed counts invalidations Redis did not confirm; a write that
+	// sees it move waits out the lease (HoldWrites).
+	unconfirmed atomic.Uint64
+	m           *metrics
 }
 
 var _ counters.Store = (*Store)(nil)
 
-// New returns the cache over next. rdb is not closed by Close: its owner
+// New returns the cache over next. Writes must reach it through HoldWrites.
+// rdb is not closed by Close: its owner
 // closes it after the Store. rdb must have ContextTimeoutEnabled (NewClient
 // sets it), or a call on a hung Redis waits out go-redis's own read timeout
 // (seconds) instead of the deadline do gives it.
 func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
-	s := &Store{
-		next:     next,
-		o:        o,
-		distrust: newDistrust(o.MaxDistrusted),
-		tokens:   newTokens(),
-		wake:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-	}
+	s := &Store{next: next, o: o, tokens: newTokens()}
 	s.reads.s = s
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
-	go s.repairLoop()
 	return s
 }
 
-// Close stops the repairer after a last attempt to repair what this process
-// distrusts, so that other processes are not left with stale entries.
-func (s *Store) Close() error {
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
-	return nil
-}
+// Close releases nothing today: the Store runs no background work (a write
+// that Redis did not confirm waits out its lease before it is answered, so
+// nothing is left to repair). It is kept for the owner's closing order.
+func (s *Store) Close() error { return nil }
 
 // Check reports whether Redis answers, for /readyz.
 func (s *Store) Check(ctx context.Context) error { return s.ping(ctx) }

@@ -99,7 +99,7 @@ func tune(k knobs, timeout time.Duration) {
 		*k.retries = -1 // go-redis: -1 disables retries, 0 means 3
 	}
 	if *k.dialRetries == 0 {
-		*k.dialRetries = 1 // the circuit breaker and the repairer retry
+		*k.dialRetries = 1 // the circuit breaker retries
 	}
 	if *k.protocol == 0 {
 		*k.protocol = 2 // RESP2: no HELLO round trip on each new connection

@@ -3,7 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
-	"strconv"
+	"time"
 
 	"countersvc/counters"
 )
@@ -15,10 +15,6 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 		// Reserved names are changed by the service's own consumers inside
 		// their own MySQL transactions, which this cache does not see.
 		return s.next.Get(ctx, name)
-	}
-	if s.distrust.covers(name) {
-		s.m.counter.distrusted.Inc()
-		return s.getFresh(ctx, name)
 	}
 	key := s.keys.counter(name)
 	e, err := s.lookup(ctx, key, name)
@@ -34,14 +30,12 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 		return e.c, nil
 	}
 	s.m.counter.misses.Inc()
-	// Readers that saw the same generation share one MySQL read. That read
-	// is fresh enough for each of them: the generation was set after the
-	// last invalidation, hence after every write acknowledged before they
-	// looked, and the read began after the leader saw it.
-	r, led := s.load(ctx, name, "g\x00"+e.gen)
-	if led {
-		s.fill(ctx, key, e.gen, r)
-	}
+	// Readers that saw the same generation share one MySQL read, and its
+	// settling (see settle). That read is fresh enough for each of them: the
+	// generation was set after the last invalidation, hence after every
+	// write acknowledged before they looked, and the read began after the
+	// leader saw it.
+	r, _ := s.load(ctx, name, "g\x00"+e.gen, func(r loaded) loaded { return s.settle(ctx, key, name, e.gen, r) })
 	return r.result()
 }
 
@@ -50,11 +44,18 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 // write that the caller was already told about. A caller that joined an
 // older read waits for it and then shares the next one, so it waits at most
 // two reads and MySQL still sees one read of a name at a time.
+//
+// What it read may be newer than entries Redis still serves to others: a
+// write committed, its invalidation not confirmed, its answer held back
+// (HoldWrites). Answered at once, this read could show the write and a later
+// read elsewhere the value before it. So the answer waits, like that
+// write, until every entry older than the read has expired.
 func (s *Store) getFresh(ctx context.Context, name string) (*counters.Counter, error) {
 	arrival := s.seq.Add(1)
 	for {
-		r, _ := s.load(ctx, name, "m\x00"+name)
+		r, _ := s.load(ctx, name, "m\x00"+name, nil)
 		if r.start > arrival {
+			s.outliveLease(r.readAt, opRead)
 			return r.result()
 		}
 	}
@@ -62,19 +63,24 @@ func (s *Store) getFresh(ctx context.Context, name string) (*counters.Counter, e
 
 // loaded is one MySQL read, shared by the callers of one flight.
 type loaded struct {
-	c     *counters.Counter
-	err   error
-	start uint64 // s.seq when the read began
+	c      *counters.Counter
+	err    error
+	start  uint64    // s.seq when the read began
+	readAt time.Time // when the read began: its entry's lease starts here
 }
 
-// load reads name from MySQL once for all concurrent callers of flight, and
-// reports whether this caller did the read.
-func (s *Store) load(ctx context.Context, name, flight string) (loaded, bool) {
+// load reads name from MySQL once for all concurrent callers of flight,
+// then, if settle is not nil, settles what it read in the same flight; it
+// reports whether this caller did the work.
+func (s *Store) load(ctx context.Context, name, flight string, settle func(loaded) loaded) (loaded, bool) {
 	led := false
 	v, _, _ := s.flights.Do(flight, func() (any, error) {
 		led = true
-		r := loaded{start: s.seq.Add(1)}
+		r := loaded{start: s.seq.Add(1), readAt: time.Now()}
 		r.c, r.err = s.next.Get(ctx, name)
+		if settle != nil {
+			r = settle(r)
+		}
 		return r, nil
 	})
 	return v.(loaded), led
@@ -127,7 +133,7 @@ func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen st
 	}
 	if err == nil && g == nil {
 		err = s.do(ctx, "reserve", func(ctx context.Context) error {
-			vals, err := reserveScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.ttlMillis()).Slice()
+			vals, err := reserveScript.Run(ctx, s.rdb, []string{key}, s.tokens.next(), s.leaseMillis()).Slice()
 			if err == nil && len(vals) != 2 {
 				err = errUnexpected
 			}
@@ -150,28 +156,67 @@ func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen st
 	return nil, gen, nil
 }
 
-// fill stores what a MySQL read found, under the generation seen before it.
-func (s *Store) fill(ctx context.Context, key, gen string, r loaded) {
+// settle makes what a read from MySQL found safe to answer, which it is
+// only if Redis can no longer serve anything older afterwards (a read that
+// showed a write must not be followed by one that does not):
+//
+//   - it is stored as the entry's value: the first fill of a generation
+//     wins, so no fill prepared earlier can replace it;
+//   - another fill of the generation won: the stored value is the answer;
+//   - the generation moved on (a write) or Redis failed: a confirmed
+//     invalidation shuts out whatever the entry holds or will be filled
+//     with from reads that may predate this one;
+//   - failing that, the answer waits out the lease, as in getFresh.
+func (s *Store) settle(ctx context.Context, key, name, gen string, r loaded) loaded {
+	var val []byte
 	switch {
 	case r.err == nil:
-		s.fillRaw(ctx, key, gen, encodeCounter(r.c))
+		val = encodeCounter(r.c)
 	case counters.ErrorCode(r.err) == counters.ENOTFOUND:
-		s.fillRaw(ctx, key, gen, encodeCounter(nil))
+		val = encodeCounter(nil)
+	default:
+		return r // an error answers nothing
 	}
+	stored, won, err := s.fillRaw(ctx, key, gen, val, r.readAt)
+	if err == nil && stored {
+		return r
+	}
+	if err == nil && won != nil {
+		if c, derr := decodeCounter(name, won); derr == nil {
+			if c == nil {
+				return loaded{start: r.start, readAt: r.readAt, err: notFound()}
+			}
+			return loaded{start: r.start, readAt: r.readAt, c: c}
+		}
+	}
+	if s.invalidateKey(ctx, key) != nil {
+		s.outliveLease(r.readAt, opRead)
+	}
+	return r
 }
 
 // fillRaw stores val unless the entry's generation moved on since gen was
-// seen: a write got in between, and val may predate it.
-func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte) {
-	var stored int64
-	err := s.do(ctx, "fill", func(ctx context.Context) error {
+// seen (a write got in between, and val may predate it) or another fill of
+// the generation got there first, whose value it returns. The entry expires
+// a lease after readAt, when the read of val began.
+func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte, readAt time.Time) (stored bool, won []byte, err error) {
+	var res any
+	err = s.do(ctx, "fill", func(ctx context.Context) error {
 		var err error
-		stored, err = fillScript.Run(ctx, s.rdb, []string{key}, gen, val, s.ttlMillis()).Int64()
+		res, err = fillScript.Run(ctx, s.rdb, []string{key}, gen, val, s.expireAt(readAt)).Result()
 		return err
 	})
-	if err == nil && stored == 0 {
+	if err != nil {
+		return false, nil, err
+	}
+	switch v := res.(type) {
+	case int64:
+		stored = v == 1
+	case string:
+		won = []byte(v)
+	}
+	if !stored {
 		s.m.conflicts.Inc()
 	}
+	return stored, won, nil
 }
-
-func (s *Store) ttlMillis() string { return strconv.FormatInt(s.o.TTL.Milliseconds(), 10) }

@@ -11,15 +11,15 @@ const (
 // Reasons a read bypassed Redis.
 const (
 	reasonUnavailable = "unavailable" // Redis failed, timed out, or the circuit is open
-	reasonDistrusted  = "distrusted"  // an invalidation of this entry is not yet confirmed
 )
 
 type metrics struct {
-	hits      *prometheus.CounterVec // view
-	misses    *prometheus.CounterVec // view
-	errors    *prometheus.CounterVec // op
-	fallbacks *prometheus.CounterVec // view, reason
-	conflicts prometheus.Counter
+	hits       *prometheus.CounterVec // view
+	misses     *prometheus.CounterVec // view
+	errors     *prometheus.CounterVec // op
+	fallbacks  *prometheus.CounterVec // view, reason
+	conflicts  prometheus.Counter
+	leaseWaits *prometheus.CounterVec // op
 
 	counter, list viewMetrics
 }
@@ -27,7 +27,7 @@ type metrics struct {
 // viewMetrics are the series of one view, looked up once rather than on
 // every read (and so exported at 0 from the start).
 type viewMetrics struct {
-	hits, misses, unavailable, distrusted prometheus.Counter
+	hits, misses, unavailable prometheus.Counter
 }
 
 func (m *metrics) view(v string) viewMetrics {
@@ -35,7 +35,6 @@ func (m *metrics) view(v string) viewMetrics {
 		hits:        m.hits.WithLabelValues(v),
 		misses:      m.misses.WithLabelValues(v),
 		unavailable: m.fallbacks.WithLabelValues(v, reasonUnavailable),
-		distrusted:  m.fallbacks.WithLabelValues(v, reasonDistrusted),
 	}
 }
 
@@ -55,22 +54,22 @@ func newMetrics(reg prometheus.Registerer, s *Store) *metrics {
 		}, []string{"op"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "counters_cache_fallbacks_total",
-			Help: "Reads served from MySQL without Redis, by view and reason (unavailable, distrusted).",
+			Help: "Reads served from MySQL without Redis, by view and reason (unavailable).",
 		}, []string{"view", "reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "counters_cache_fill_conflicts_total",
 			Help: "Cache fills refused because a write invalidated the entry after the reader looked.",
 		}),
+		leaseWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "counters_cache_lease_waits_total",
+			Help: "Answers held back until the cache lease ran out, by op: writes whose invalidation Redis did not confirm, reads from MySQL that Redis did not store.",
+		}, []string{"op"}),
 	}
 	m.counter, m.list = m.view(viewCounter), m.view(viewList)
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.hits, m.misses, m.errors, m.fallbacks, m.conflicts,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "counters_cache_distrusted",
-			Help: "Counter names and prefixes read from MySQL until an unconfirmed invalidation is repaired.",
-		}, func() float64 { return float64(s.distrust.size()) }),
+	reg.MustRegister(m.hits, m.misses, m.errors, m.fallbacks, m.conflicts, m.leaseWaits,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "counters_cache_circuit_open",
 			Help: "1 while Redis is skipped after repeated failures, 0 while it is used.",

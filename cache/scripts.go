@@ -36,14 +36,24 @@ return {redis.call('HGET', KEYS[1], 'v'), g}
 // fillScript stores a value read from MySQL only if the entry still has the
 // generation the reader saw before it read MySQL; a fill that arrives after
 // an invalidation (late, slow, or replayed after a pause) changes nothing.
-// It answers 1 when stored, 0 when refused.
+// The first fill of a generation wins: a later one, whose read may have
+// begun earlier, must not replace a value that a reader has already been
+// answered with. The entry then expires at ARGV[3], the end of the read's
+// lease (lease.go): an absolute time, so a fill that runs late expires on
+// time, and one that runs after its lease ended deletes the entry. It
+// answers 1 when stored, 0 when the generation moved on, and the stored
+// value when another fill won.
 var fillScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'v', ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return 1
+if redis.call('HGET', KEYS[1], 'g') ~= ARGV[1] then
+  return 0
 end
-return 0
+local v = redis.call('HGET', KEYS[1], 'v')
+if v then
+  return v
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return 1
 `)
 
 // invalidateScript drops the value and gives the entry a new generation, so

@@ -56,8 +56,7 @@ func (s *Store) invalidateItems(ctx context.Context, items []counters.Increment)
 	s.invalidateMany(ctx, names)
 }
 
-// invalidateMany is invalidate for many names in one round trip. The names
-// are distrusted, as in invalidate, unless Redis confirms.
+// invalidateMany is invalidate for many names in one round trip.
 func (s *Store) invalidateMany(ctx context.Context, names []string) {
 	seen := make(map[string]bool, len(names))
 	var todo []string
@@ -81,9 +80,7 @@ func (s *Store) invalidateMany(ctx context.Context, names []string) {
 		return s.deleteEntries(ctx, keys)
 	})
 	if err != nil {
-		for _, n := range todo {
-			s.distrustName(n)
-		}
+		s.unconfirmed.Add(1)
 	}
 }
 

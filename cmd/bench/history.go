@@ -30,7 +30,7 @@ type historyResult struct {
 
 func (b *bench) history() error {
 	off := *b.urls["nohistory"]
-	uniform := uniformScript(uniformPrefix, uniformCounters)
+	uniform := uniformScript("POST", uniformPrefix, "/increment", uniformCounters)
 	ms := []measure{
 		b.wrk("hot counter", b.url+hotPath, targetConns, postScript),
 		b.wrk("hot counter, history off", off+hotPath, targetConns, postScript),

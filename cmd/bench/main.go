@@ -44,6 +44,7 @@ var scenarios = []scenario{
 	{"latency", "one connection: increments with coalescing on against off (p50)", []string{"nocoalesce"}, false, (*bench).latency},
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
+	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
 	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
@@ -59,6 +60,9 @@ var instances = []struct{ name, about string }{
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
 	{"nohistory", "the same service with COUNTERS_HISTORY=false"},
 	{"token", "the same service with COUNTERS_API_TOKEN set to -admin-token"},
+	{"lease250ms", "the same service with COUNTERS_CACHE_LEASE=250ms"},
+	{"lease1s", "the same service with COUNTERS_CACHE_LEASE=1s"},
+	{"lease5s", "the same service with COUNTERS_CACHE_LEASE=5s"},
 }
 
 type config struct {

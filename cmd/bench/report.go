@@ -25,6 +25,13 @@ type readResult struct {
 	cacheHits, cacheMisses                   float64 // of the service with cache, while measured
 }
 
+// leaseRow is one cache lease of the lease scenario.
+type leaseRow struct {
+	lease        string
+	get          load
+	hits, misses float64 // of that instance, while measured
+}
+
 type hitsResult struct {
 	on, off   load
 	unchecked float64 // hits the limits let through because Redis did not answer in time
@@ -44,6 +51,7 @@ type report struct {
 	latency *latencyResult
 	uniform *uniformResult
 	read    *readResult
+	lease   []leaseRow
 	hits    *hitsResult
 	keys    *keysResult
 	tickets *ticketsResult
@@ -62,6 +70,15 @@ func (r *report) write(dir string) error {
 		for _, h := range r.hot {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", h.conns, num(h.http.RPS), dur(h.http.P50), dur(h.http.P99),
 				num(h.raw.RPS), num(h.ser.RPS), ratio(h.http.RPS, h.raw.RPS), ratio(h.http.RPS, h.ser.RPS), allOK(h.http, h.raw, h.ser))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.lease) > 0 {
+		fmt.Fprintf(&b, "## Cache lease: GET of 1,000 counters, %d connections\n\n", targetConns)
+		b.WriteString("| lease | GET/s | p50 | p99 | reads from the cache | all 2xx |\n|---|---:|---:|---:|---:|:---:|\n")
+		for _, l := range r.lease {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", l.lease, num(l.get.RPS), dur(l.get.P50), dur(l.get.P99), share(l.hits, l.hits+l.misses), allOK(l.get))
 		}
 		b.WriteString("\n")
 	}
@@ -167,6 +184,9 @@ func (r *report) httpBad() int64 {
 	}
 	if rd := r.read; rd != nil {
 		loads = append(loads, rd.healthz, rd.get, rd.noCacheHealthz, rd.getNoCache)
+	}
+	for _, l := range r.lease {
+		loads = append(loads, l.get)
 	}
 	if h := r.hits; h != nil {
 		loads = append(loads, h.on, h.off)

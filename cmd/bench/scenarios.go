@@ -21,6 +21,7 @@ const (
 	uniformPrefix   = "/v1/counters/bench%2Fu"
 	uniformCounters = 1000
 	readPath        = "/v1/counters/bench%2Fread"
+	leasePrefix     = "/v1/counters/bench%2Fl"
 	hitsPath        = "/v1/hits/hits%2Fbench%2Fpage"
 	keyedPath       = "/v1/counters/bench%2Fkeyed/increment"
 )
@@ -142,7 +143,7 @@ func (b *bench) latency() error {
 
 func (b *bench) uniform() error {
 	ms := []measure{
-		b.wrk("1,000 counters", b.url, targetConns, uniformScript(uniformPrefix, uniformCounters)),
+		b.wrk("1,000 counters", b.url, targetConns, uniformScript("POST", uniformPrefix, "/increment", uniformCounters)),
 		b.raw("raw 1,000 counters", rawLastInsertID, targetConns, uniformCounters),
 		b.wrk("hot counter", b.url+hotPath, targetConns, postScript),
 	}
@@ -175,6 +176,48 @@ func (b *bench) read() error {
 	}
 	b.r.read = &readResult{healthz: rs[0].byRPS(), get: rs[1].byRPS(), noCacheHealthz: rs[2].byRPS(), getNoCache: rs[3].byRPS(),
 		cacheHits: cache[0], cacheMisses: cache[1]}
+	return nil
+}
+
+// leases are the cache leases the lease scenario compares, each an
+// instance of its own ("lease" + the duration, COUNTERS_CACHE_LEASE).
+var leases = []string{"250ms", "1s", "5s"}
+
+func (b *bench) lease() error {
+	// A GET of a counter that does not exist is a 404, a bad answer: the
+	// warm-up's increments create them (all 1,000, at thousands a second).
+	if err := b.warm(b.wrk("lease counters", b.url, targetConns, uniformScript("POST", leasePrefix, "/increment", uniformCounters))); err != nil {
+		return err
+	}
+	series := []string{`counters_cache_hits_total{view="counter"}`, `counters_cache_misses_total{view="counter"}`}
+	var ms []measure
+	var urls []string
+	for _, l := range leases {
+		url := *b.urls["lease"+l]
+		urls = append(urls, url)
+		ms = append(ms, b.wrk("GET of 1,000 counters, lease "+l, url, targetConns, uniformScript("GET", leasePrefix, "", uniformCounters)))
+	}
+	if err := b.warm(ms...); err != nil {
+		return err
+	}
+	before := make([][]float64, len(urls))
+	for i, u := range urls {
+		var err error
+		if before[i], err = b.metrics(u, series...); err != nil {
+			return err
+		}
+	}
+	rs, err := b.compare(ms...)
+	if err != nil {
+		return err
+	}
+	for i, u := range urls {
+		after, err := b.metrics(u, series...)
+		if err != nil {
+			return err
+		}
+		b.r.lease = append(b.r.lease, leaseRow{lease: leases[i], get: rs[i].byRPS(), hits: after[0] - before[i][0], misses: after[1] - before[i][1]})
+	}
 	return nil
 }
 

@@ -106,21 +106,22 @@ local function seed()
 end
 `
 
-// uniformScript makes wrk POST increments spread evenly over n counters.
-// The n requests are formatted once, in init, so that picking one costs the
-// load generator (which shares the machine's cores with the service) about
-// what a fixed request costs it.
-func uniformScript(prefix string, n int) string {
+// uniformScript makes wrk send method to prefix + i + suffix for counters i
+// spread evenly over 1..n (POST with "/increment": increments; GET with "":
+// reads). The n requests are formatted once, in init, so that picking one
+// costs the load generator (which shares the machine's cores with the
+// service) about what a fixed request costs it.
+func uniformScript(method, prefix, suffix string, n int) string {
 	return seedScript + fmt.Sprintf(`local requests = {}
 init = function(args)
   seed()
   for i = 1, %[2]d do
-    requests[i] = wrk.format("POST", "%[1]s" .. i .. "/increment")
+    requests[i] = wrk.format("%[3]s", "%[1]s" .. i .. "%[4]s")
   end
 end
 request = function()
   return requests[math.random(%[2]d)]
-end`, strings.ReplaceAll(prefix, `"`, `\"`), n)
+end`, strings.ReplaceAll(prefix, `"`, `\"`), n, method, strings.ReplaceAll(suffix, `"`, `\"`))
 }
 
 // visitorsScript makes every request come from another visitor: a random

@@ -29,10 +29,15 @@ type Config struct {
 	History         bool          `env:"COUNTERS_HISTORY" envDefault:"true"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
 	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
-	CacheTTL        time.Duration `env:"COUNTERS_CACHE_TTL" envDefault:"60s"`
+	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE" envDefault:"1s"`
+	CacheClockSkew  time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW" envDefault:"50ms"`
 	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
 	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
+	ReadTimeout     time.Duration `env:"COUNTERS_READ_TIMEOUT" envDefault:"10s"`
+	WriteTimeout    time.Duration `env:"COUNTERS_WRITE_TIMEOUT" envDefault:"10s"`
+	IdleTimeout     time.Duration `env:"COUNTERS_IDLE_TIMEOUT" envDefault:"60s"`
+	ShutdownDrain   time.Duration `env:"COUNTERS_SHUTDOWN_DRAIN" envDefault:"5s"`
 	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
 	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
@@ -66,6 +71,10 @@ func Load() (Config, error) {
 var renamed = map[string]string{
 	"COUNTERS_LIST_CACHE_TTL":     "COUNTERS_LIST_TTL",
 	"COUNTERS_COALESCE_MAX_BATCH": "COUNTERS_COALESCE_MAX_ROUND",
+	// An entry's lifetime became a lease: the longest a write waits when
+	// Redis cannot confirm its invalidation. A 60s TTL kept as a lease would
+	// make such writes wait a minute.
+	"COUNTERS_CACHE_TTL": "COUNTERS_CACHE_LEASE",
 }
 
 // Validate checks values that parse but make no sense.
@@ -84,13 +93,21 @@ func (c Config) Validate() error {
 		d    time.Duration
 	}{
 		{"COUNTERS_MYSQL_TIMEOUT", c.MySQLTimeout}, {"COUNTERS_REDIS_TIMEOUT", c.RedisTimeout},
-		{"COUNTERS_CACHE_TTL", c.CacheTTL}, {"COUNTERS_LIST_TTL", c.ListTTL},
+		{"COUNTERS_CACHE_LEASE", c.CacheLease}, {"COUNTERS_LIST_TTL", c.ListTTL},
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
+		{"COUNTERS_READ_TIMEOUT", c.ReadTimeout}, {"COUNTERS_WRITE_TIMEOUT", c.WriteTimeout},
+		{"COUNTERS_IDLE_TIMEOUT", c.IdleTimeout},
 	}
 	for _, p := range positive {
 		if p.d <= 0 {
 			return fmt.Errorf("%s: must be a positive duration such as 500ms or 3s", p.name)
 		}
+	}
+	if c.CacheClockSkew < 0 {
+		return errors.New("COUNTERS_CACHE_CLOCK_SKEW: must be 0 or a positive duration such as 50ms")
+	}
+	if c.ShutdownDrain < 0 {
+		return errors.New("COUNTERS_SHUTDOWN_DRAIN: must be 0 or a positive duration such as 5s")
 	}
 	if c.MySQLMaxConns < 1 {
 		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")

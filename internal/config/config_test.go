@@ -24,6 +24,11 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		{map[string]string{"COUNTERS_COALESCE": "maybe"}, "COUNTERS_COALESCE"},
 		{map[string]string{"COUNTERS_COALESCE_MAX_INFLIGHT": "64", "COUNTERS_MYSQL_MAX_CONNS": "8"}, "COUNTERS_COALESCE_MAX_INFLIGHT"},
 		{map[string]string{"COUNTERS_BODY_LIMIT": "10"}, "COUNTERS_BODY_LIMIT"},
+		{map[string]string{"COUNTERS_READ_TIMEOUT": "0s"}, "COUNTERS_READ_TIMEOUT"},
+		{map[string]string{"COUNTERS_WRITE_TIMEOUT": "-1s"}, "COUNTERS_WRITE_TIMEOUT"},
+		{map[string]string{"COUNTERS_IDLE_TIMEOUT": "later"}, "COUNTERS_IDLE_TIMEOUT"},
+		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "0s"}, ""},
+		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "-1s"}, "COUNTERS_SHUTDOWN_DRAIN"},
 	}
 	for _, tt := range tests {
 		for k, v := range tt.env {

@@ -5,7 +5,9 @@
 // The wrappers of the counter store, from the bottom up:
 //
 //	storage (MySQL) -> cache (Redis read views, invalidated after writes)
-//	-> coalesce (concurrent increments as few statements) -> counters (validation)
+//	-> coalesce (concurrent increments as few statements)
+//	-> cache's HoldWrites (a write Redis did not confirm waits out the lease)
+//	-> counters (validation)
 //	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
 package wire
 
@@ -46,6 +48,7 @@ type Service struct {
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
 	Keys        *keys.Service
+	Drain       *app.Drain // main.go starts it on SIGTERM
 
 	closers []func() error // in the order Close runs them
 }
@@ -55,7 +58,7 @@ type Service struct {
 // work (the purge of expired idempotency keys). On error, everything opened
 // so far is closed again.
 func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service, err error) {
-	s := &Service{Registry: prometheus.NewRegistry()}
+	s := &Service{Registry: prometheus.NewRegistry(), Drain: &app.Drain{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -88,7 +91,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 			return nil, err
 		}
 		s.onClose(rdb.Close)
-		s.Cache = cache.New(store, rdb, cache.Options{TTL: cfg.CacheTTL, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
+		s.Cache = cache.New(store, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
 		store = s.Cache
 	}
@@ -98,6 +101,11 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	if cfg.Coalesce {
 		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry,
 			Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
+	}
+	if s.Cache != nil {
+		// Above the coalescer: a write that waits out the cache's lease
+		// holds up no round (see cache.Store.HoldWrites).
+		store = s.Cache.HoldWrites(store)
 	}
 	s.Counters = counters.NewService(store)
 
@@ -135,6 +143,11 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		DBTimeout:  cfg.MySQLTimeout,
 		ListTTL:    cfg.ListTTL,
 		MySQLCheck: s.DB.Check,
+
+		ReadTimeout:  cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout,
+		IdleTimeout:  cfg.IdleTimeout,
+		Drain:        s.Drain,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,

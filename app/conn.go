@@ -1,0 +1,64 @@
+package app
+
+import (
+	"errors"
+	"net"
+	"sync/atomic"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// Drain tells the HTTP layer that the process is stopping (SIGTERM): from
+// Start on, /readyz answers 503 so that load balancers stop sending, and
+// every answer carries "Connection: close" so that each client's next
+// request opens a new connection instead of riding a keep-alive one that
+// the process will close. The zero value is not draining.
+type Drain struct{ on atomic.Bool }
+
+// Start begins the drain; it cannot be undone.
+func (d *Drain) Start() { d.on.Store(true) }
+
+// Draining reports whether Start was called; a nil Drain never drains.
+func (d *Drain) Draining() bool { return d != nil && d.on.Load() }
+
+// closeWhileDraining asks the client to close its connection after each
+// answer once the drain has started. (Once fasthttp itself shuts down, its
+// CloseOnShutdown does the same for the requests still in flight.)
+func closeWhileDraining(d *Drain) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		err := c.Next()
+		if d.Draining() {
+			c.Response().Header.SetConnectionClose()
+		}
+		return err
+	}
+}
+
+// closeSilentlyOnTimeout makes a connection whose request did not arrive in
+// time close without an answer, as net/http does. fasthttp would answer
+// such a connection through the error handler: Fiber turns the timeout
+// into 408, which the contract has no code for (so 500 "internal"). The
+// connections this hits are idle rather than broken: a fresh connection
+// that never sent a byte within the read timeout (Go's client dials spare
+// connections and parks them unused), or a client that stopped half way.
+// An answer nobody asked for is worse than none: Go's client logs
+// "Unsolicited response received on idle HTTP channel", and a client that
+// writes its next request at that moment takes the 500 as its answer.
+// A keep-alive connection idle past the idle timeout is already closed
+// silently by fasthttp.
+func closeSilentlyOnTimeout(app *fiber.App) {
+	srv := app.Server()
+	srv.CloseOnShutdown = true
+	answer := srv.ErrorHandler
+	srv.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// fasthttp still writes the (empty) response afterwards, to a
+			// closed connection: nothing reaches the client.
+			ctx.Conn().Close()
+			return
+		}
+		answer(ctx, err)
+	}
+}
