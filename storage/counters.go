@@ -3,9 +3,13 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"countersvc/counters"
 )
@@ -16,6 +20,8 @@ import (
 // results signed (LAST_INSERT_ID is BIGINT UNSIGNED); a result outside the
 // counter's bounds assigns NULL to a NOT NULL column, which strict mode turns
 // into error 1048 with nothing changed; an int64 overflow is error 1690.
+// With history the statement is sent inside a transaction with the
+// history's upsert, in the same round trip (see incrementWithHistory).
 // Parameters: name, by, now, now, by, by, by.
 const incrementSQL = `INSERT INTO counter (name, value, created_at, updated_at)
 VALUES (?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?)
@@ -70,22 +76,58 @@ func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Micr
 
 // Increment implements counters.Store. A deadlock rolls the statement back
 // whole, so it is run again like any transaction (see retry). With history
-// the value and its history change in one transaction: the path of a
-// round of many counters, with one counter.
+// the value and its history change in one transaction, still in one round
+// trip and still read from incrementSQL's OK packet (see
+// incrementWithHistory).
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	if s.History {
-		values, err := s.incrementMany(ctx, "storage.Increment", []counters.Increment{{Name: name, By: by}})
-		if err != nil {
-			return 0, err
-		}
-		return values[0], nil
-	}
 	var v int64
 	err := retry(ctx, "storage.Increment", func() (err error) {
-		v, err = s.increment(ctx, nil, name, by, s.now())
+		if s.History {
+			v, err = s.incrementWithHistory(ctx, name, by, s.now())
+		} else {
+			v, err = s.increment(ctx, nil, name, by, s.now())
+		}
 		return err
 	})
 	return v, mapError("storage.Increment", err, true)
+}
+
+// incrementWithHistory sends incrementSQL and its history's upsert as one
+// transaction in one round trip: START TRANSACTION; upsert; history; COMMIT.
+// The new value is the upsert's insert id, which the driver keeps for every
+// statement of the exchange (mysql.Result, reached through Raw because
+// database/sql's Result hides it): no RETURNING, no read-back. A refused
+// step (1048, 1690) stops the exchange before the history, and the
+// transaction is rolled back, so neither changes.
+func (s *CounterStore) incrementWithHistory(ctx context.Context, name string, by int64, now time.Time) (int64, error) {
+	q := "START TRANSACTION;\n" + incrementSQL
+	args := []any{name, by, now, now, by, by, by}
+	if hq, hargs := historyUpsert(historyAdds([]counters.Increment{{Name: name, By: by}}, now)); hq != "" {
+		q += ";\n" + hq
+		args = append(args, hargs...)
+	}
+	q += ";\nCOMMIT"
+	const upsert = 1 // the statement after START TRANSACTION
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	var v int64
+	err := s.exchange(ctx, func(conn *sql.Conn) error {
+		return conn.Raw(func(dc any) error {
+			res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, named)
+			if err != nil {
+				return err
+			}
+			ids := res.(mysql.Result).AllLastInsertIds()
+			if len(ids) <= upsert {
+				return fmt.Errorf("storage: %d results from the increment's exchange", len(ids))
+			}
+			v = ids[upsert]
+			return nil
+		})
+	})
+	return v, err
 }
 
 // increment runs incrementSQL on its own, or inside tx when tx is not nil

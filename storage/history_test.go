@@ -235,3 +235,59 @@ func TestHistoryOffWritesNone(t *testing.T) {
 		t.Errorf("history %v with history off", got)
 	}
 }
+
+// With history on, a single increment still returns the value its own
+// upsert produced (LAST_INSERT_ID, from the OK packet) on the insert of a
+// missing counter and on later updates, negative and zero steps included,
+// and its history commits with the value: after every step the history
+// sums to the value, and a refused step (bounds, overflow) writes neither.
+func TestIncrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	if !s.History {
+		t.Fatal("history is off by default")
+	}
+	s.Now = testenv.NewClock(at).Now
+	ctx := context.Background()
+	if _, _, err := s.Set(ctx, counters.SetRequest{Name: "bounded", Value: 0, Min: counters.Bound{Value: int64p(-2)}, Max: counters.Bound{Value: int64p(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		counter   string
+		by        int64
+		want      int64 // the value after the step, refused or not
+		wantErr   string
+		wantQuart int64 // the history of quarter 40 after the step
+	}{
+		{"first increment inserts", "lid", 5, 5, "", 5},
+		{"later increment updates", "lid", 3, 8, "", 8},
+		{"negative step crosses zero", "lid", -10, -2, "", -2},
+		{"zero step keeps value and adds nothing", "lid", 0, -2, "", -2},
+		{"negative first increment", "neg", -7, -7, "", -7},
+		{"step to the int64 minimum", "neg", math.MinInt64 + 7, math.MinInt64, "", math.MinInt64},
+		{"overflow writes neither", "neg", -1, math.MinInt64, counters.EOUTOFRANGE, math.MinInt64},
+		{"step within bounds", "bounded", 2, 2, "", 2},
+		{"step beyond max writes neither", "bounded", 1, 2, counters.EOUTOFRANGE, 2},
+		{"step below min writes neither", "bounded", -5, 2, counters.EOUTOFRANGE, 2},
+		{"step down to min", "bounded", -4, -2, "", -2},
+	}
+	for _, tc := range tests {
+		got, err := s.Increment(ctx, tc.counter, tc.by)
+		if code := counters.ErrorCode(err); code != tc.wantErr {
+			t.Fatalf("%s: error %q (%v), want %q", tc.name, code, err, tc.wantErr)
+		}
+		if err == nil && got != tc.want {
+			t.Fatalf("%s: Increment = %d, want %d", tc.name, got, tc.want)
+		}
+		if v := value(t, s, tc.counter); v != tc.want {
+			t.Fatalf("%s: stored value %d, want %d", tc.name, v, tc.want)
+		}
+		want := map[int]int64{40: tc.wantQuart}
+		if tc.wantQuart == 0 {
+			want = map[int]int64{}
+		}
+		if got := quarters(t, s, tc.counter); !sameQuarters(got, want) {
+			t.Fatalf("%s: history %v, want %v", tc.name, got, want)
+		}
+	}
+}

@@ -120,26 +120,35 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 	}
 	q.WriteString(";\nCOMMIT")
 
-	// One connection for the whole exchange: if a statement fails, the
-	// server skips the rest and the transaction is still open on it.
+	var values map[string]int64
+	err := s.exchange(ctx, func(conn *sql.Conn) error {
+		rows, err := conn.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		// The rows are locked by this transaction until its COMMIT, so
+		// what it reads back is exactly what its own upsert produced.
+		values, err = scanResultSets(rows)
+		return err
+	})
+	return values, err
+}
+
+// exchange runs fn, which sends a transaction as one multi-statement
+// exchange, on one connection of the pool: if a statement fails, the server
+// skips the rest and the transaction is still open on that connection, so
+// exchange rolls it back when fn fails.
+func (s *CounterStore) exchange(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
-	rows, err := conn.QueryContext(ctx, q.String(), args...)
-	if err != nil {
+	if err := fn(conn); err != nil {
 		rollback(conn)
-		return nil, err
+		return err
 	}
-	// The rows are locked by this transaction until its COMMIT, so what it
-	// reads back is exactly what its own upsert produced.
-	values, err := scanResultSets(rows)
-	if err != nil {
-		rollback(conn)
-		return nil, err
-	}
-	return values, nil
+	return nil
 }
 
 // rollback ends a transaction left open by a failed multi-statement
