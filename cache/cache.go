@@ -81,7 +81,7 @@ type Store struct {
 	distrust *distrust
 	tokens   *tokens
 	flights  singleflight.Group
-	reads    readPipeline
+	reads    pipeline      // of entry reads
 	seq      atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	m        *metrics
 
@@ -108,9 +108,9 @@ func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	s.reads.s = s
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
+	s.reads.calls, s.reads.op = s.redisCalls, "read"
 	go s.repairLoop()
 	return s
 }
