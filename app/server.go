@@ -61,7 +61,7 @@ func (o *Options) defaults() {
 		o.ReadTimeout = 10 * time.Second
 	}
 	if o.Hits == nil {
-		o.Hits = hits.New(o.Counters, nil, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
+		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package cache is the service's use of Redis: it puts Redis in front of a
 // counters.Store for the read views, and keeps the page-hit limits
-// (hits.Limiter, hits.Deduper; see NewHitLimits).
+// (hits.Limits; see NewHitLimits).
 //
 // Single counters are read-through with a TTL and invalidated after every
 // write, once MySQL has answered; the guarantees are in README.md
