@@ -28,93 +28,93 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		return nil
 	}
 	l := &hitLimits{calls: c.redisCalls, keys: newClientKeys(c.redisCalls)}
-	l.admits = pipeline{calls: c.redisCalls, op: "hit_limits", scripts: []*redis.Script{admitScript}}
 	rate, period := 0, int64(0)
 	if o.Rate > 0 {
 		rate, period = o.Rate, o.RateWindow.Microseconds()
 	}
 	window := max(o.DedupWindow.Milliseconds(), 0)
-	l.args = []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(window, 10)}
+	_, cluster := c.rdb.(*redis.ClusterClient)
+	l.admits = pipeline{
+		calls: c.redisCalls, op: "hit_limits",
+		script: admitScript, width: 2, merge: !cluster,
+		args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(window, 10)},
+	}
 	return l
 }
 
 // hitLimits keeps both limits of a hit in two small Redis keys of the
 // client, checked together by admitScript: a page hit costs its limits one
-// command, and the commands of concurrent hits travel as one pipeline.
+// run of the script, shared with the concurrent hits of its pipeline.
 type hitLimits struct {
 	calls  *redisCalls
 	keys   *clientKeys
-	admits pipeline
-	args   []any // of admitScript: period (µs), rate, dedup window (ms)
+	admits pipeline // of admitScript
 }
 
-// admitScript is the rate limit (GCRA, one key holding the client's
-// theoretical arrival time, as redis_rate does it, with the whole budget as
-// its burst) and then, for a hit within the budget, the repeat check (the
-// visitor's mark of the name, set for the window if missing), in one atomic
-// step: two processes that see the same repeat at once still count it once,
-// and a refused hit marks nothing.
+// admitScript applies the limits to hits, each named by two keys: the
+// client's rate key and the visitor's mark of the name. Both carry the
+// client's hash tag, so that on Redis Cluster a hit's keys live on one node
+// (there each hit is a call of its own; on one server a pipeline's hits are
+// one call).
 //
-// KEYS: the client's rate key, the visitor's mark of the name; both carry
-// the client's hash tag, so that they live on one Redis Cluster node.
+// For each hit, in order and atomically: the rate limit (GCRA, one key
+// holding the client's theoretical arrival time, as redis_rate does it,
+// with the whole budget as its burst), then, for a hit within the budget,
+// the repeat check: the visitor's mark, set for the window if missing. Two
+// processes that see the same repeat at once still count it once, and a
+// refused hit marks nothing.
+//
 // ARGV: the period in µs and the rate (0 and 0: no rate limit), the dedup
-// window in ms (0: no dedup).
-// It answers {0, µs to wait} when the budget is spent, else {1, earlier}:
-// 0 no mark (a first hit, marked now), 1 marked, 2 marked and the counter
-// created (see Created).
+// window in ms (0: no dedup). For each hit it answers two numbers: 0 and
+// the µs to wait when the budget is spent, else 1 and what it knew of the
+// visitor's earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2
+// marked and the counter created (see Created).
 //
-// Times are µs since 2017 (as in redis_rate), exact in a Lua number; TIME
-// makes the script non-deterministic, hence replicate_commands (needed
-// before Redis 5, a no-op since 7).
+// Times are µs since 2017 (as in redis_rate), exact in a Lua number. TIME
+// makes the script non-deterministic, which Redis 5 and later replicate by
+// its effects.
 var admitScript = redis.NewScript(`
-redis.replicate_commands()
-local rate = tonumber(ARGV[2])
+local period, rate, window = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local now
 if rate > 0 then
-  local period = tonumber(ARGV[1])
   local t = redis.call('TIME')
-  local now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
-  local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-  if tat < now then
-    tat = now
-  end
-  local new_tat = tat + period / rate
-  local allow_at = new_tat - period
-  if now < allow_at then
-    return {0, math.ceil(allow_at - now)}
-  end
-  redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+  now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
 end
-if ARGV[3] ~= '0' then
-  local mark = redis.call('GET', KEYS[2])
-  if mark then
-    return {1, tonumber(mark)}
+local out = {}
+for i = 1, #KEYS, 2 do
+  out[i], out[i + 1] = 1, 0
+  if rate > 0 then
+    local tat = tonumber(redis.call('GET', KEYS[i]) or now)
+    if tat < now then
+      tat = now
+    end
+    local new_tat = tat + period / rate
+    local allow_at = new_tat - period
+    if now < allow_at then
+      out[i], out[i + 1] = 0, math.ceil(allow_at - now)
+    else
+      redis.call('SET', KEYS[i], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+    end
   end
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+  if out[i] == 1 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
+    out[i + 1] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
+  end
 end
-return {1, 0}
+return out
 `)
 
 // Admit implements hits.Limits. It spends at most one Redis timeout in all,
 // also when it waits for a pipeline in flight before its own.
 func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.calls.timeout)
-	defer cancel()
+	since := time.Now()
 	rateKey, seenKey, err := l.hitKeys(ctx, h)
 	if err != nil {
 		return 0, hits.None, err
 	}
-	cmd, err := l.admits.call(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return admitScript.EvalSha(ctx, p, []string{rateKey, seenKey}, l.args...)
-	})
-	if err != nil {
-		return 0, hits.None, err
-	}
-	res, err := cmd.(*redis.Cmd).Int64Slice()
-	if err != nil {
-		return 0, hits.None, err
-	}
+	res, err := l.admits.callScript(ctx, since, rateKey, seenKey)
 	switch {
-	case len(res) != 2:
+	case err != nil:
+		return 0, hits.None, err
 	case res[0] == 0:
 		return time.Duration(max(res[1], 1)) * time.Microsecond, hits.None, nil
 	case res[1] >= int64(hits.None) && res[1] <= int64(hits.Created):
@@ -123,25 +123,24 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	return 0, hits.None, errUnexpected
 }
 
-// Created implements hits.Limits: the mark, if it is still there, becomes 2
-// for the rest of its window.
+// createdScript turns the mark of a hit into 2 (see admitScript), if it is
+// still there, for the rest of its window.
+var createdScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) then
+  redis.call('SET', KEYS[1], '2', 'KEEPTTL')
+end
+return 0
+`)
+
+// Created implements hits.Limits.
 func (l *hitLimits) Created(ctx context.Context, h hits.Hit) error {
-	ctx, cancel := context.WithTimeout(ctx, l.calls.timeout)
-	defer cancel()
 	_, seenKey, err := l.hitKeys(ctx, h)
 	if err != nil {
 		return err
 	}
-	cmd, err := l.admits.call(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.SetArgs(ctx, seenKey, int(hits.Created), redis.SetArgs{Mode: "XX", KeepTTL: true})
+	return l.calls.do(ctx, "hit_created", func(ctx context.Context) error {
+		return createdScript.Run(ctx, l.calls.rdb, []string{seenKey}).Err()
 	})
-	if err != nil {
-		return err
-	}
-	if err := cmd.Err(); err != nil && err != redis.Nil { // Nil: the mark has expired
-		return err
-	}
-	return nil
 }
 
 // Forget implements hits.Limits.

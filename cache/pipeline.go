@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,8 +17,8 @@ const (
 	maxPipeline = 256
 )
 
-// pipeline sends the Redis commands of concurrent requests together, as one
-// pipeline: on a busy server a command then costs a fraction of a system
+// pipeline sends the Redis work of concurrent requests together, as one
+// pipeline: on a busy server a request then costs a fraction of a system
 // call on either side instead of a write and a read of its own, which is
 // most of what a cached read or a page hit's limits cost. It never waits for
 // company: a pipeline leaves as soon as a sender is free, so a lone request
@@ -25,16 +26,29 @@ const (
 // form the next. The entry reads (HMGET) and the page-hit limits each have
 // one.
 //
+// A request is a command (call), or a call of the pipeline's script on the
+// request's keys (callScript). With merge set, the script calls of a
+// pipeline go as one call on all their keys: Redis then runs the script
+// once for many requests, which costs it a fraction of one run each. That
+// needs every key on one server, so it is not for Redis Cluster.
+//
+// Each request gives up one timeout after it arrived, also when it first
+// waits for the pipeline in flight: a pipeline's deadline is that of its
+// earliest request.
+//
 // go-redis's AutoPipeline does the like, but is marked experimental and its
-// callers cannot give up waiting; this is the small part we need, with each
-// request free to leave when its own context ends.
+// callers cannot give up waiting; this is the small part we need.
 //
 // Pipelining changes nothing for coherence: a command joins a pipeline that
 // has not been sent yet, so Redis runs it after the request arrived.
 type pipeline struct {
-	calls   *redisCalls
-	op      string          // what its failures are counted as
-	scripts []*redis.Script // loaded again when Redis has lost them (NOSCRIPT)
+	calls *redisCalls
+	op    string // what its failures are counted as
+
+	script *redis.Script // of callScript
+	args   []any         // the script's arguments, the same for every call
+	width  int           // keys of each script call, and answers to it
+	merge  bool          // one script call for a whole pipeline
 
 	mu      sync.Mutex
 	queue   []*queued
@@ -42,9 +56,13 @@ type pipeline struct {
 }
 
 type queued struct {
-	ctx  context.Context
-	add  func(context.Context, redis.Pipeliner) redis.Cmder
+	ctx      context.Context
+	deadline time.Time
+	add      func(context.Context, redis.Pipeliner) redis.Cmder // a command
+	keys     []string                                           // or a script call
+
 	cmd  redis.Cmder
+	at   int // where the answers of a script call start in cmd's reply
 	err  error
 	done chan struct{}
 }
@@ -54,7 +72,31 @@ type queued struct {
 // is for a command that was not answered (Redis failed, or the circuit is
 // open).
 func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
-	q := &queued{ctx: ctx, add: add, done: make(chan struct{})}
+	q := p.wait(&queued{ctx: ctx, add: add, deadline: time.Now().Add(p.calls.timeout)})
+	return q.cmd, q.err
+}
+
+// callScript runs the pipeline's script on keys (p.width of them) and
+// returns its p.width answers. It gives up one timeout after since, when
+// the request began its work with Redis.
+func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...string) ([]int64, error) {
+	q := p.wait(&queued{ctx: ctx, keys: keys, deadline: since.Add(p.calls.timeout)})
+	if q.err != nil {
+		return nil, q.err
+	}
+	all, err := q.cmd.(*redis.Cmd).Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(all) < q.at+p.width {
+		return nil, errUnexpected
+	}
+	return all[q.at : q.at+p.width], nil
+}
+
+// wait queues q and waits until it is answered or its context ends.
+func (p *pipeline) wait(q *queued) *queued {
+	q.done = make(chan struct{})
 	p.mu.Lock()
 	p.queue = append(p.queue, q)
 	start := p.senders < maxSenders
@@ -67,30 +109,29 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 	}
 	select {
 	case <-q.done:
-		return q.cmd, q.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		return q
+	case <-q.ctx.Done():
+		return &queued{err: q.ctx.Err()}
 	}
 }
 
 // send sends pipelines until the queue is empty. A pipeline serves many
-// requests, so it runs under the cache's own deadline rather than under the
+// requests, so it runs under its own deadline rather than under the
 // context of one of them.
 func (p *pipeline) send() {
 	for {
-		batch := p.next()
+		batch, deadline := p.next()
 		if batch == nil {
 			return
 		}
-		cmds := make([]redis.Cmder, len(batch))
-		err := p.calls.do(context.Background(), p.op, func(ctx context.Context) error {
-			return p.exec(ctx, batch, cmds)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
+			return p.exec(ctx, batch)
 		})
-		for i, q := range batch {
-			// An answered command carries its own error, if any.
-			q.cmd = cmds[i]
-			if q.cmd == nil {
-				q.err = err // not sent: the circuit is open
+		cancel()
+		for _, q := range batch {
+			if q.cmd == nil { // not sent: the circuit is open
+				q.err = err
 				if q.err == nil {
 					q.err = errUnexpected
 				}
@@ -101,64 +142,91 @@ func (p *pipeline) send() {
 }
 
 // next takes the next pipeline's worth from the queue, leaving out the
-// requests that have stopped waiting, or returns nil and retires the sender
-// when there is nothing to send.
-func (p *pipeline) next() []*queued {
+// requests that have stopped waiting or run out of time, and says by when it
+// must be answered;
+// or it returns nil and retires the sender when there is nothing to send.
+func (p *pipeline) next() ([]*queued, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		n := min(len(p.queue), maxPipeline)
 		if n == 0 {
 			p.senders--
-			return nil
+			return nil, time.Time{}
 		}
 		batch := make([]*queued, 0, n)
+		var deadline time.Time
+		now := time.Now()
 		for _, q := range p.queue[:n] {
-			if q.ctx.Err() == nil {
+			switch {
+			case q.ctx.Err() != nil: // gone
+			case !now.Before(q.deadline):
+				// Out of time before it could be sent: Redis is slow, but
+				// a call that cannot succeed would not tell the breaker
+				// anything new.
+				q.err = context.DeadlineExceeded
+				close(q.done)
+			default:
 				batch = append(batch, q)
+				if deadline.IsZero() || q.deadline.Before(deadline) {
+					deadline = q.deadline
+				}
 			}
 		}
 		p.queue = append(p.queue[:0], p.queue[n:]...)
 		if len(batch) > 0 {
-			return batch
+			return batch, deadline
 		}
 	}
 }
 
-// exec sends batch's commands as one pipeline, their answers into cmds.
-// Commands that find their script missing (Redis restarted, or a Cluster
-// node is new) are sent once more after the scripts are loaded, under the
+// exec sends batch as one pipeline and leaves each request's answer in its
+// cmd. Script calls that find the script missing (Redis restarted, or a
+// Cluster node is new) are sent once more after it is loaded, under the
 // same deadline; only those, so that no script runs twice.
-func (p *pipeline) exec(ctx context.Context, batch []*queued, cmds []redis.Cmder) error {
-	all := make([]int, len(batch))
-	for i := range all {
-		all[i] = i
-	}
-	err := p.execSome(ctx, batch, cmds, all)
-	if err == nil || len(p.scripts) == 0 {
+func (p *pipeline) exec(ctx context.Context, batch []*queued) error {
+	err := p.execSome(ctx, batch)
+	if err == nil || p.script == nil {
 		return err
 	}
-	var again []int
-	for i, c := range cmds {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, i)
+	var again []*queued
+	for _, q := range batch {
+		if q.add == nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+			again = append(again, q)
 		}
 	}
 	if len(again) == 0 {
 		return err
 	}
-	for _, s := range p.scripts {
-		if err := s.Load(ctx, p.calls.rdb).Err(); err != nil {
-			return err
-		}
+	if err := p.script.Load(ctx, p.calls.rdb).Err(); err != nil {
+		return err
 	}
-	return p.execSome(ctx, batch, cmds, again)
+	return p.execSome(ctx, again)
 }
 
-func (p *pipeline) execSome(ctx context.Context, batch []*queued, cmds []redis.Cmder, which []int) error {
+func (p *pipeline) execSome(ctx context.Context, batch []*queued) error {
 	pipe := p.calls.rdb.Pipeline()
-	for _, i := range which {
-		cmds[i] = batch[i].add(ctx, pipe)
+	var merged []*queued
+	for _, q := range batch {
+		switch {
+		case q.add != nil:
+			q.cmd = q.add(ctx, pipe)
+		case p.merge:
+			merged = append(merged, q)
+		default:
+			q.cmd, q.at = p.script.EvalSha(ctx, pipe, q.keys, p.args...), 0
+		}
+	}
+	if len(merged) > 0 {
+		keys := make([]string, 0, len(merged)*p.width)
+		for i, q := range merged {
+			keys = append(keys, q.keys...)
+			q.at = i * p.width
+		}
+		cmd := p.script.EvalSha(ctx, pipe, keys, p.args...)
+		for _, q := range merged {
+			q.cmd = cmd
+		}
 	}
 	_, err := pipe.Exec(ctx)
 	return err
