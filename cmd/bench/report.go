@@ -97,7 +97,7 @@ func (r *report) write(dir string) error {
 		if h.unchecked > 0 {
 			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
 		}
-		row(name, ratio(h.on.RPS, h.off.RPS), "", true)
+		row(name, ratio(h.on.RPS, h.off.RPS), ">= 0.8x", h.on.RPS >= 0.8*h.off.RPS)
 	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
