@@ -1,11 +1,17 @@
 package app
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/app/badge"
 	"countersvc/counters"
 )
+
+// defaultBadgeLabel is the label of a badge that asks for none.
+const defaultBadgeLabel = "hits"
 
 // badgeQuery is a badge's look, from the query string.
 type badgeQuery struct {
@@ -16,7 +22,7 @@ type badgeQuery struct {
 // parseBadge validates ?label=, ?color=, ?label_color= and ?format=.
 func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 	args := c.Context().QueryArgs()
-	b := badgeQuery{opts: badge.Options{Label: "hits"}, format: string(args.Peek("format"))}
+	b := badgeQuery{opts: badge.Options{Label: defaultBadgeLabel}, format: string(args.Peek("format"))}
 	if args.Has("label") {
 		b.opts.Label = string(args.Peek("label"))
 		if err := badge.ValidateLabel(b.opts.Label); err != nil {
@@ -44,9 +50,61 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 
 func (b badgeQuery) send(c *fiber.Ctx, v int64) error {
 	b.opts.Value, _ = badge.FormatValue(v, b.format) // validated in parseBadge
+	return b.write(c)
+}
+
+func (b badgeQuery) write(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "image/svg+xml; charset=utf-8")
 	// The badge is an image, never a document that may run anything, even
 	// when opened on its own.
 	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
 	return c.Send(badge.Render(b.opts))
+}
+
+// errorBadges are the words a badge shows for an error, by code.
+var errorBadges = map[string]string{
+	counters.EINVALID:     "invalid",
+	counters.EPERMISSION:  "forbidden",
+	counters.ENOTFOUND:    "not found",
+	counters.ERATELIMITED: "rate limited",
+	counters.EUNAVAILABLE: "unavailable",
+}
+
+// badgeError is an error of a badge request from an image client: the
+// error handler draws it ("hits | not found" in the error colour) with the
+// error's status, instead of sending JSON that an <img> shows as a broken
+// image.
+type badgeError struct {
+	label string
+	err   error
+}
+
+func (e *badgeError) Error() string { return e.err.Error() }
+func (e *badgeError) Unwrap() error { return e.err }
+
+// asBadgeError makes err a badgeError when the request comes from an image
+// client: one whose Accept names an image type, as browsers' <img> and
+// image proxies send it. Other clients (curl, scripts, tests) get the JSON
+// error of the contract.
+func asBadgeError(c *fiber.Ctx, label string, err error) error {
+	if err == nil || !strings.Contains(c.Get(fiber.HeaderAccept), "image/") {
+		return err
+	}
+	return &badgeError{label: label, err: err}
+}
+
+// drawError writes e as a badge with status, if err is a badgeError.
+func drawError(c *fiber.Ctx, err error, code string, status int) bool {
+	var e *badgeError
+	if !errors.As(err, &e) {
+		return false
+	}
+	word, ok := errorBadges[code]
+	if !ok {
+		word = "error"
+	}
+	b := badgeQuery{opts: badge.Options{Label: e.label, Value: word, Color: badge.ErrorColor}}
+	c.Status(status)
+	b.write(c)
+	return true
 }

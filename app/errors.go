@@ -81,6 +81,9 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if code == counters.ERATELIMITED && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
 			c.Set(fiber.HeaderRetryAfter, "1")
 		}
+		if drawError(c, err, code, status) {
+			return nil
+		}
 		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
 	}
 }

@@ -51,15 +51,15 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error)) fiber
 	return func(c *fiber.Ctx) error {
 		name, err := h.publicName(c)
 		if err != nil {
-			return err
+			return asBadgeError(c, defaultBadgeLabel, err)
 		}
 		b, err := parseBadge(c)
 		if err != nil {
-			return err
+			return asBadgeError(c, defaultBadgeLabel, err) // the label may be what is wrong
 		}
 		v, err := value(c, name)
 		if err != nil {
-			return err
+			return asBadgeError(c, b.opts.Label, err)
 		}
 		return b.send(c, v)
 	}

@@ -20,6 +20,7 @@ import (
 const (
 	DefaultLabelColor = "#555555" // shields' grey
 	DefaultColor      = "#44cc11" // shields' brightgreen
+	ErrorColor        = "#e05d44" // shields' red, of badges that report an error
 )
 
 const (
