@@ -1,6 +1,8 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -17,6 +19,7 @@ const defaultBadgeLabel = "hits"
 type badgeQuery struct {
 	opts   badge.Options
 	format string
+	etag   bool // answer with an ETag, and 304 to a request that has it
 }
 
 // parseBadge validates ?label=, ?color=, ?label_color= and ?format=.
@@ -58,7 +61,16 @@ func (b badgeQuery) write(c *fiber.Ctx) error {
 	// The badge is an image, never a document that may run anything, even
 	// when opened on its own.
 	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
-	return c.Send(badge.Render(b.opts))
+	svg := badge.Render(b.opts)
+	if b.etag {
+		sum := sha256.Sum256(svg)
+		tag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		c.Set(fiber.HeaderETag, tag)
+		if c.Get(fiber.HeaderIfNoneMatch) == tag {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+	}
+	return c.Send(svg)
 }
 
 // errorBadges are the words a badge shows for an error, by code.

@@ -61,6 +61,12 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error)) fiber
 		if err != nil {
 			return asBadgeError(c, b.opts.Label, err)
 		}
+		if h.hits.ImageProxy(c.Get(fiber.HeaderUserAgent)) {
+			// As GitHub asks of images behind camo: revalidate on every
+			// view (so that each one reaches us and counts), by ETag.
+			c.Set(fiber.HeaderCacheControl, "no-cache")
+			b.etag = true
+		}
 		return b.send(c, v)
 	}
 }

@@ -15,6 +15,10 @@ type HitLimits struct {
 	Rate        int           // hits per client per RateWindow; 0 turns the rate limit off
 	RateWindow  time.Duration // the rate limit's window
 	DedupWindow time.Duration // repeat hits within it are not counted; 0 turns the dedup off
+	// ProxyRate is the budget of a known image proxy's hits per proxy
+	// address and counter per RateWindow; 0 turns it off. They are never
+	// taken for repeats.
+	ProxyRate int
 }
 
 // NewHitLimits returns the page-hit limits, kept in the Redis of c and
@@ -24,21 +28,26 @@ type HitLimits struct {
 // returns nil. The state of the limits lives in Redis alone, so that every
 // process of the service shares it; there are none without Redis.
 func NewHitLimits(c *Store, o HitLimits) hits.Limits {
-	if o.Rate <= 0 && o.DedupWindow <= 0 {
+	if o.Rate <= 0 && o.DedupWindow <= 0 && o.ProxyRate <= 0 {
 		return nil
 	}
 	l := &hitLimits{calls: c.redisCalls, keys: newClientKeys(c.redisCalls)}
-	rate, period := 0, int64(0)
-	if o.Rate > 0 {
-		rate, period = o.Rate, o.RateWindow.Microseconds()
-	}
-	window := max(o.DedupWindow.Milliseconds(), 0)
 	_, cluster := c.rdb.(*redis.ClusterClient)
-	l.admits = pipeline{
-		calls: c.redisCalls, op: "hit_limits",
-		script: admitScript, width: 2, merge: !cluster,
-		args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(window, 10)},
+	limits := func(rate int, window time.Duration) pipeline {
+		var period int64
+		if rate <= 0 {
+			rate = 0
+		} else {
+			period = o.RateWindow.Microseconds()
+		}
+		return pipeline{
+			calls: c.redisCalls, op: "hit_limits",
+			script: admitScript, width: 2, merge: !cluster,
+			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
+		}
 	}
+	l.admits = limits(o.Rate, o.DedupWindow)
+	l.proxyAdmits = limits(o.ProxyRate, 0)
 	return l
 }
 
@@ -46,9 +55,10 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 // client, checked together by admitScript: a page hit costs its limits one
 // run of the script, shared with the concurrent hits of its pipeline.
 type hitLimits struct {
-	calls  *redisCalls
-	keys   *clientKeys
-	admits pipeline // of admitScript
+	calls       *redisCalls
+	keys        *clientKeys
+	admits      pipeline // of admitScript
+	proxyAdmits pipeline // the same for image proxies' hits: their own budget, no repeats
 }
 
 // admitScript applies the limits to hits, each named by two keys: the
@@ -111,7 +121,11 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	if err != nil {
 		return 0, hits.None, err
 	}
-	res, err := l.admits.callScript(ctx, since, rateKey, seenKey)
+	admits := &l.admits
+	if h.Proxy {
+		admits = &l.proxyAdmits
+	}
+	res, err := admits.callScript(ctx, since, rateKey, seenKey)
 	switch {
 	case err != nil:
 		return 0, hits.None, err

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,8 +39,11 @@ type Options struct {
 	// PublicPrefixes are the names anyone may count; default
 	// DefaultPublicPrefix. Config checks them with ValidatePublicPrefix.
 	PublicPrefixes []string
-	Registerer     prometheus.Registerer // nil: metrics are not registered
-	Log            *slog.Logger          // default: discard
+	// ImageProxies are the User-Agent prefixes of known image proxies, such
+	// as GitHub's camo ("github-camo"); see Visit.
+	ImageProxies []string
+	Registerer   prometheus.Registerer // nil: metrics are not registered
+	Log          *slog.Logger          // default: discard
 }
 
 // Service counts page hits on the public counters.
@@ -47,6 +51,7 @@ type Service struct {
 	counters counters.Service
 	limits   Limits // nil: no limits, every hit counts
 	public   PublicNames
+	proxies  []string
 	log      *slog.Logger
 	m        *metrics
 }
@@ -63,7 +68,7 @@ func New(svc counters.Service, limits Limits, o Options) *Service {
 	}
 	return &Service{
 		counters: svc, limits: limits,
-		public: PublicNames(o.PublicPrefixes), log: o.Log, m: newMetrics(o.Registerer),
+		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies, log: o.Log, m: newMetrics(o.Registerer),
 	}
 }
 
@@ -104,6 +109,11 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		return s.current(ctx, v.Name)
 	}
 	hit := Hit{Client: rateKey(v.Addr), Visitor: v.Addr.String() + " " + v.UserAgent, Name: v.Name}
+	if s.ImageProxy(v.UserAgent) {
+		// The proxy fetches the image for every reader: each view counts,
+		// within the proxy's budget for this counter.
+		hit = Hit{Client: hit.Client + " " + v.Name, Name: v.Name, Proxy: true}
+	}
 	earlier, marked, err := s.admit(ctx, hit)
 	if err != nil {
 		return 0, err
@@ -142,6 +152,22 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	return value, nil
 }
 
+// ImageProxy reports whether userAgent is that of a known image proxy, such
+// as GitHub's camo, which fetches a README's images for its readers: every
+// view arrives from the proxy's few addresses with its User-Agent, and
+// revalidates the image each time if told to (see app/). Its hits are
+// therefore not taken for repeats, and have a budget of their own per proxy
+// address and counter instead of the address's. A client that pretends to
+// be a proxy gains only that budget, for one counter at a time.
+func (s *Service) ImageProxy(userAgent string) bool {
+	for _, p := range s.proxies {
+		if strings.HasPrefix(userAgent, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // current is the counter's value, 0 for one that does not exist yet.
 func (s *Service) current(ctx context.Context, name string) (int64, error) {
 	ctr, err := s.counters.Get(ctx, name)
@@ -172,7 +198,7 @@ func (s *Service) admit(ctx context.Context, h Hit) (earlier Earlier, marked boo
 		s.m.rateLimited.Inc()
 		return None, false, &RateLimitedError{RetryAfter: wait}
 	}
-	return earlier, earlier == None, nil
+	return earlier, earlier == None && !h.Proxy, nil
 }
 
 // created records that h created its counter.

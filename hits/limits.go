@@ -31,6 +31,9 @@ type Hit struct {
 	Client  string // whose budget it takes: an address or an IPv6 /64 (see rateKey)
 	Visitor string // whose repeat it may be: address and User-Agent
 	Name    string // the counter
+	// Proxy: a known image proxy's hit, on a budget of its own per proxy
+	// address and counter (Client says both), and never a repeat.
+	Proxy bool
 }
 
 // Earlier is what the limits know of a visitor's earlier hit on a name

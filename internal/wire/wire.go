@@ -103,10 +103,11 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	if s.Cache != nil { // without Redis, no limits: see cache.NewHitLimits
 		hitLimits = cache.NewHitLimits(s.Cache, cache.HitLimits{
 			Rate: cfg.HitsRateLimit, RateWindow: cfg.HitsRateWindow, DedupWindow: cfg.HitsDedupWindow,
+			ProxyRate: cfg.ImageProxyRate,
 		})
 	}
 	hitRules := hits.New(s.Counters, hitLimits, hits.Options{
-		PublicPrefixes: cfg.PublicPrefixes, Registerer: s.Registry, Log: log,
+		PublicPrefixes: cfg.PublicPrefixes, ImageProxies: cfg.ImageProxyAgents(), Registerer: s.Registry, Log: log,
 	})
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
