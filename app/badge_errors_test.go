@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 
 	"countersvc/internal/apptest"
@@ -64,5 +65,34 @@ func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
 	}
 	if b := parseBadge(t, res.Body); !b.shows("hits") {
 		t.Errorf("rate limited badge without a label: %q, want the default label", b.texts)
+	}
+}
+
+// The badge takes shields' style and labelColor, as shields spells them.
+func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
+	env := apptest.New(t)
+	env.Do(t, "PUT", "/v1/counters/hits%2Fs", `{"value": 1234}`)
+	tests := []struct {
+		query  string
+		status int
+		has    string
+	}{
+		{"style=flat-square", 200, `height="20"`},
+		{"style=plastic", 200, `height="18"`},
+		{"style=for-the-badge", 200, `>HITS<`},
+		{"labelColor=blue", 200, `fill="#007ec6"`},
+		{"label_color=orange", 200, `fill="#fe7d37"`},
+		{"style=3d", 400, ""},
+		{"labelColor=nocolour", 400, ""},
+	}
+	for _, tc := range tests {
+		res := env.Do(t, "GET", "/v1/counters/hits%2Fs/badge.svg?"+tc.query, "")
+		if res.Status != tc.status {
+			t.Errorf("%s: status %d, want %d; body %s", tc.query, res.Status, tc.status, res.Body)
+			continue
+		}
+		if tc.has != "" && !strings.Contains(string(res.Body), tc.has) {
+			t.Errorf("%s: badge lacks %s: %s", tc.query, tc.has, res.Body)
+		}
 	}
 }

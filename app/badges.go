@@ -22,7 +22,8 @@ type badgeQuery struct {
 	etag   bool // answer with an ETag, and 304 to a request that has it
 }
 
-// parseBadge validates ?label=, ?color=, ?label_color= and ?format=.
+// parseBadge validates ?label=, ?color=, ?label_color= (or labelColor, as
+// shields spells it), ?style= and ?format=.
 func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 	args := c.Context().QueryArgs()
 	b := badgeQuery{opts: badge.Options{Label: defaultBadgeLabel}, format: string(args.Peek("format"))}
@@ -35,7 +36,7 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 	for _, p := range []struct {
 		key string
 		dst *string
-	}{{"color", &b.opts.Color}, {"label_color", &b.opts.LabelColor}} {
+	}{{"color", &b.opts.Color}, {"label_color", &b.opts.LabelColor}, {"labelColor", &b.opts.LabelColor}} {
 		if !args.Has(p.key) {
 			continue
 		}
@@ -44,6 +45,10 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 			return b, counters.Errorf(counters.EINVALID, "%s must be a colour name such as blue, or hex such as 007ec6.", p.key)
 		}
 		*p.dst = col
+	}
+	b.opts.Style = string(args.Peek("style"))
+	if !badge.ValidStyle(b.opts.Style) {
+		return b, counters.Errorf(counters.EINVALID, "style must be flat, flat-square, plastic or for-the-badge.")
 	}
 	if _, err := badge.FormatValue(0, b.format); err != nil {
 		return b, counters.Errorf(counters.EINVALID, "format must be plain, comma, space or short.")
