@@ -106,6 +106,7 @@ func New(o Options) *fiber.App {
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
+	v1.Get("/export", auth, h.export)
 	if o.Tickets != nil {
 		registerTicketRoutes(v1, auth, o.Tickets, o.DBTimeout)
 	}
