@@ -112,6 +112,9 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if code == counters.ERATELIMITED || status == fiber.StatusServiceUnavailable {
 			setRetryAfter(c)
 		}
+		if drawError(c, err, code, status) {
+			return nil
+		}
 		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
 	}
 }

@@ -53,21 +53,27 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send 
 	return func(c *fiber.Ctx) error {
 		name, err := h.publicName(c)
 		if err != nil {
-			return err
+			return asBadgeError(c, defaultBadgeLabel, err)
 		}
 		b, err := parseBadge(c)
 		if err != nil {
-			return err
+			return asBadgeError(c, defaultBadgeLabel, err) // the label may be what is wrong
 		}
 		v, err := value(c, name)
 		if err != nil {
-			return err
+			return asBadgeError(c, b.opts.Label, err)
+		}
+		if h.hits.ImageProxy(c.Get(fiber.HeaderUserAgent)) {
+			// As GitHub asks of images behind camo: revalidate on every
+			// view (so that each one reaches us and counts), by ETag.
+			c.Set(fiber.HeaderCacheControl, "no-cache")
+			b.etag = true
 		}
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
 		text, err := b.text(v, h.history.todayOf(ctx, name))
 		if err != nil {
-			return err
+			return asBadgeError(c, b.opts.Label, err)
 		}
 		return send(b, c, text)
 	}

@@ -76,7 +76,7 @@ func (o *Options) defaults() {
 		o.IdleTimeout = 60 * time.Second
 	}
 	if o.Hits == nil {
-		o.Hits = hits.New(o.Counters, nil, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
+		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
 }
 
@@ -129,6 +129,7 @@ func New(o Options) *fiber.App {
 	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
 	v1.Get("/counters/:name/history", auth, hist.counter)
 	v1.Get("/history", auth, hist.prefix)
+	v1.Get("/export", auth, h.export)
 	if o.Tickets != nil {
 		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
 	}

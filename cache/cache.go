@@ -1,6 +1,6 @@
 // Package cache is the service's use of Redis: it puts Redis in front of a
 // counters.Store for the read views, and keeps the page-hit limits
-// (hits.Limiter, hits.Deduper; see NewHitLimits).
+// (hits.Limits; see NewHitLimits).
 //
 // Single counters are read-through and invalidated after every write, once
 // MySQL has answered; the guarantees are in README.md ("Caching"). Lists are
@@ -82,7 +82,7 @@ type Store struct {
 
 	tokens  *tokens
 	flights singleflight.Group
-	reads   readPipeline
+	reads   pipeline      // of entry reads
 	seq     atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	// unconfirmed counts invalidations Redis did not confirm; a write that
 	// sees it move waits out the lease (HoldWrites).
@@ -100,9 +100,9 @@ var _ counters.Store = (*Store)(nil)
 func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
 	s := &Store{next: next, o: o, tokens: newTokens()}
-	s.reads.s = s
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
+	s.reads.calls, s.reads.op = s.redisCalls, "read"
 	return s
 }
 

@@ -7,8 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
+	"io"
+	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // saltTTL keeps a day's salt a little longer than the day, so that a process
@@ -24,10 +29,23 @@ const saltTTL = 48 * time.Hour
 type clientKeys struct {
 	calls *redisCalls
 	now   func() time.Time
+	fetch singleflight.Group // concurrent hits at the turn of a day fetch its salt once
 
-	mu   sync.Mutex
-	day  string // UTC date of salt
-	salt []byte
+	mu  sync.Mutex
+	cur *salted // of the current UTC day
+}
+
+// salted is one day's salt, with HMACs keyed by it for reuse: keying one
+// costs two SHA-256 blocks and a few allocations, on every page hit.
+type salted struct {
+	day  int64 // UTC days since 1970
+	macs sync.Pool
+}
+
+func newSalted(day int64, salt []byte) *salted {
+	s := &salted{day: day}
+	s.macs.New = func() any { return hmac.New(sha256.New, salt) }
+	return s
 }
 
 func newClientKeys(calls *redisCalls) *clientKeys {
@@ -41,32 +59,42 @@ func (k *clientKeys) key(ctx context.Context, parts ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	mac := hmac.New(sha256.New, salt)
-	var n [8]byte
+	mac := salt.macs.Get().(hash.Hash)
+	defer salt.macs.Put(mac)
+	mac.Reset()
+	var buf [sha256.Size]byte
 	for _, p := range parts {
-		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
-		mac.Write(n[:])
-		mac.Write([]byte(p))
+		binary.BigEndian.PutUint64(buf[:8], uint64(len(p)))
+		mac.Write(buf[:8])
+		io.WriteString(mac, p)
 	}
-	return hex.EncodeToString(mac.Sum(nil)[:16]), nil
+	return hex.EncodeToString(mac.Sum(buf[:0])[:16]), nil
 }
 
 // todaysSalt returns the shared salt of the current UTC day: the one some
 // process already stored, or a new one that this process stores first. It
 // is fetched from Redis once a day per process.
-func (k *clientKeys) todaysSalt(ctx context.Context) ([]byte, error) {
-	day := k.now().UTC().Format(time.DateOnly)
+func (k *clientKeys) todaysSalt(ctx context.Context) (*salted, error) {
+	day := k.now().Unix() / (24 * 60 * 60) // a UTC day, cheaper than its date on every hit
 	k.mu.Lock()
-	if k.day == day {
-		salt := k.salt
-		k.mu.Unlock()
-		return salt, nil
-	}
+	cur := k.cur
 	k.mu.Unlock()
+	if cur != nil && cur.day == day {
+		return cur, nil
+	}
 
+	v, err, _ := k.fetch.Do(strconv.FormatInt(day, 10), func() (any, error) { return k.fetchSalt(ctx, day) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*salted), nil
+}
+
+// fetchSalt reads or stores the salt of day.
+func (k *clientKeys) fetchSalt(ctx context.Context, day int64) (*salted, error) {
 	// Several processes may race here; SETNX lets exactly one salt win and
 	// everyone reads that one back.
-	key := k.calls.keys.hitSalt(day)
+	key := k.calls.keys.hitSalt(time.Unix(day*24*60*60, 0).UTC().Format(time.DateOnly))
 	fresh := make([]byte, 32)
 	rand.Read(fresh)
 	var salt []byte
@@ -80,8 +108,9 @@ func (k *clientKeys) todaysSalt(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	cur := newSalted(day, salt)
 	k.mu.Lock()
-	k.day, k.salt = day, salt
+	k.cur = cur
 	k.mu.Unlock()
-	return salt, nil
+	return cur, nil
 }

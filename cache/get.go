@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"github.com/redis/go-redis/v9"
 	"time"
 
 	"countersvc/counters"
@@ -127,7 +128,7 @@ func (s *Store) lookup(ctx context.Context, key, name string) (entry, error) {
 // value (nil on a miss) and the generation a fill must be made under.
 func (s *Store) lookupRaw(ctx context.Context, key string) (value []byte, gen string, err error) {
 	var v, g any
-	vals, err := s.reads.hmget(ctx, key)
+	vals, err := s.hmget(ctx, key)
 	if err == nil {
 		v, g = vals[0], vals[1]
 	}
@@ -219,4 +220,20 @@ func (s *Store) fillRaw(ctx context.Context, key, gen string, val []byte, readAt
 		s.m.conflicts.Inc()
 	}
 	return stored, won, nil
+}
+
+// hmget reads the v and g fields of key, in a pipeline with the reads of
+// concurrent requests.
+func (s *Store) hmget(ctx context.Context, key string) ([]any, error) {
+	cmd, err := s.reads.call(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.HMGet(ctx, key, "v", "g")
+	})
+	if err != nil {
+		return nil, err
+	}
+	vals, err := cmd.(*redis.SliceCmd).Result()
+	if err == nil && len(vals) != 2 {
+		err = errUnexpected
+	}
+	return vals, err
 }

@@ -17,7 +17,7 @@ const limitTimeout = 100 * time.Millisecond
 
 // hitLimits are the limits on rdb as one process of the service keeps them:
 // on the Redis of its cache, here one with no counters behind it.
-func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) (hits.Limiter, hits.Deduper) {
+func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) hits.Limits {
 	t.Helper()
 	c := cache.New(nil, rdb, cache.Options{Timeout: timeout})
 	t.Cleanup(func() { c.Close() })
@@ -25,29 +25,45 @@ func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeo
 }
 
 // rateLimiter is the rate limit of hitLimits alone.
-func rateLimiter(t *testing.T, rdb redis.UniversalClient, rate int, timeout time.Duration) hits.Limiter {
+func rateLimiter(t *testing.T, rdb redis.UniversalClient, rate int, timeout time.Duration) hits.Limits {
 	t.Helper()
-	l, _ := hitLimits(t, rdb, cache.HitLimits{Rate: rate, RateWindow: time.Minute}, timeout)
-	return l
+	return hitLimits(t, rdb, cache.HitLimits{Rate: rate, RateWindow: time.Minute}, timeout)
 }
 
 // deduper is the dedup of hitLimits alone.
-func deduper(t *testing.T, rdb redis.UniversalClient, window, timeout time.Duration) hits.Deduper {
+func deduper(t *testing.T, rdb redis.UniversalClient, window, timeout time.Duration) hits.Limits {
 	t.Helper()
-	_, d := hitLimits(t, rdb, cache.HitLimits{DedupWindow: window}, timeout)
-	return d
+	return hitLimits(t, rdb, cache.HitLimits{DedupWindow: window}, timeout)
+}
+
+// allow asks l for one hit of client (the rate limit's unit) and returns
+// how long it must wait, 0 if allowed.
+func allow(l hits.Limits, client string) (time.Duration, error) {
+	wait, _, err := l.Admit(context.Background(), hits.Hit{Client: client, Visitor: client, Name: "hits/x"})
+	return wait, err
+}
+
+// visit is a hit of visitor, "<address> <User-Agent>", on name.
+func visit(visitor, name string) hits.Hit {
+	client, _, _ := strings.Cut(visitor, " ")
+	return hits.Hit{Client: client, Visitor: visitor, Name: name}
+}
+
+// first asks l whether visitor's hit on name is a first.
+func first(l hits.Limits, visitor, name string) (bool, error) {
+	_, earlier, err := l.Admit(context.Background(), visit(visitor, name))
+	return earlier == hits.None, err
 }
 
 func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 	rdb := testenv.StartRedis(t).DeadlineClient(t)
 	l := rateLimiter(t, rdb, 3, time.Second)
-	ctx := context.Background()
 	for i := range 3 {
-		if wait, err := l.Allow(ctx, "198.51.100.1"); err != nil || wait != 0 {
+		if wait, err := allow(l, "198.51.100.1"); err != nil || wait != 0 {
 			t.Fatalf("request %d: wait %v, err %v; want allowed", i+1, wait, err)
 		}
 	}
-	wait, err := l.Allow(ctx, "198.51.100.1")
+	wait, err := allow(l, "198.51.100.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +71,7 @@ func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 	if wait <= 0 || wait > 20*time.Second {
 		t.Fatalf("4th request: wait %v, want in (0, 20s]", wait)
 	}
-	if wait, err := l.Allow(ctx, "198.51.100.2"); err != nil || wait != 0 {
+	if wait, err := allow(l, "198.51.100.2"); err != nil || wait != 0 {
 		t.Fatalf("another client: wait %v, err %v; want allowed", wait, err)
 	}
 }
@@ -66,13 +82,12 @@ func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
 	r := testenv.StartRedis(t)
 	a := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
 	b := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
-	ctx := context.Background()
-	for i, l := range []hits.Limiter{a, b} {
-		if wait, err := l.Allow(ctx, "client"); err != nil || wait != 0 {
+	for i, l := range []hits.Limits{a, b} {
+		if wait, err := allow(l, "client"); err != nil || wait != 0 {
 			t.Fatalf("request %d: wait %v, err %v; want allowed", i+1, wait, err)
 		}
 	}
-	if wait, err := a.Allow(ctx, "client"); err != nil || wait == 0 {
+	if wait, err := allow(a, "client"); err != nil || wait == 0 {
 		t.Fatalf("3rd request: wait %v, err %v; want refused", wait, err)
 	}
 }
@@ -83,7 +98,7 @@ func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 	b := deduper(t, r.DeadlineClient(t), 30*time.Second, time.Second) // another process
 	ctx := context.Background()
 	steps := []struct {
-		d            hits.Deduper
+		d            hits.Limits
 		client, name string
 		forget       bool
 		want         bool
@@ -97,11 +112,11 @@ func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 	}
 	for i, s := range steps {
 		if s.forget {
-			if err := s.d.Forget(ctx, s.client, s.name); err != nil {
+			if err := s.d.Forget(ctx, visit(s.client, s.name)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.d.First(ctx, s.client, s.name)
+		got, err := first(s.d, s.client, s.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,12 +132,9 @@ func TestLimitKeysHoldNoClientDataAndExpire(t *testing.T) {
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
 	const window = 30 * time.Second
-	l, d := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: window}, time.Second)
+	l := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: window}, time.Second)
 	const addr, client, name = "203.0.113.77", "203.0.113.77 SecretAgent/1.0", "hits/private-page"
-	if _, err := l.Allow(ctx, addr); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.First(ctx, client, name); err != nil {
+	if _, _, err := l.Admit(ctx, hits.Hit{Client: addr, Visitor: client, Name: name}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := rdb.Keys(ctx, "*").Result()
@@ -149,7 +161,7 @@ func TestLimitKeysHoldNoClientDataAndExpire(t *testing.T) {
 		limit := 48 * time.Hour
 		if strings.Contains(k, ":seen:") {
 			limit = window
-		} else if strings.HasPrefix(k, "rate:") {
+		} else if strings.HasSuffix(k, ":rate") {
 			limit = time.Minute
 		}
 		if ttl <= 0 || ttl > limit {
@@ -193,22 +205,13 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 		t.Run(failure.Name, func(t *testing.T) {
 			r := testenv.StartRedis(t)
 			rdb := r.DeadlineClient(t)
-			l, d := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, limitTimeout)
+			l := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, limitTimeout)
 			ctx := context.Background()
-			// Salt fetched, connection pooled; on a loaded machine the first
-			// call may itself miss the short deadline, which is not what
-			// this test is about.
-			warm := time.Now().Add(5 * time.Second)
-			for _, err := l.Allow(ctx, "c"); err != nil; _, err = l.Allow(ctx, "c") {
-				if time.Now().After(warm) {
-					t.Fatal(err)
-				}
-			}
+			waitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil }) // salt fetched, script loaded
 			failure.Break(r)
 			calls := map[string]func() error{
-				"Allow":  func() error { _, err := l.Allow(ctx, "c"); return err },
-				"First":  func() error { _, err := d.First(ctx, "c", "hits/x"); return err },
-				"Forget": func() error { return d.Forget(ctx, "c", "hits/x") },
+				"Admit":  func() error { _, err := allow(l, "c"); return err },
+				"Forget": func() error { return l.Forget(ctx, visit("c", "hits/x")) },
 			}
 			for name, call := range calls {
 				start := time.Now()
@@ -230,30 +233,26 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 // waiting a timeout each, and the hit counts without them.
 func TestLimitsSkipARedisTheCacheHasGivenUpOn(t *testing.T) {
 	st := newStack(t, cache.Options{Cooldown: time.Minute})
-	l, d := cache.NewHitLimits(st.cache, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute})
-	ctx := context.Background()
-	if _, err := l.Allow(ctx, "c"); err != nil { // salt fetched, connection pooled
-		t.Fatal(err)
-	}
+	l := cache.NewHitLimits(st.cache, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute})
+	// Salt fetched, script loaded, connection pooled: on a loaded machine
+	// that may take more than the one timeout the first hit has.
+	waitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil })
 	st.increment(t, "hung", 1)
 	st.redis.Freeze()
 	for range 3 { // enough failed reads to open the circuit
 		st.get(t, "hung")
 	}
 	start := time.Now()
-	for range 10 {
-		if _, err := l.Allow(ctx, "c"); err == nil {
-			t.Fatal("Allow: no error with Redis hung")
-		}
-		if _, err := d.First(ctx, "c", "hits/x"); err == nil {
-			t.Fatal("First: no error with Redis hung")
+	for range 20 {
+		if _, err := allow(l, "c"); err == nil {
+			t.Fatal("Admit: no error with Redis hung")
 		}
 	}
 	// Waiting a timeout each, the 20 checks would take 2 s.
 	if took := time.Since(start); took > 5*cache.DefaultTimeout {
 		t.Errorf("20 limit checks took %v with the circuit open, want far less than a timeout (%v) each", took, cache.DefaultTimeout)
 	}
-	for _, op := range []string{"rate_limit", "dedup"} {
+	for _, op := range []string{"hit_limits"} {
 		if n := st.metric(t, "counters_cache_errors_total", "op="+op); n != 0 {
 			t.Errorf("%v %s calls reached the hung Redis, want none while the circuit is open", n, op)
 		}

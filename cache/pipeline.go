@@ -3,105 +3,231 @@ package cache
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Pipeline bounds. One pipeline in flight at a time: reads that arrive
+// Pipeline bounds. One pipeline in flight at a time: commands that arrive
 // while it travels wait at most one round trip and then leave together.
-// More senders would split the queue into pipelines of about one read
-// each, which costs as much as sending every read alone.
+// More senders would split the queue into pipelines of about one command
+// each, which costs as much as sending every command alone.
 const (
 	maxSenders  = 1
 	maxPipeline = 256
 )
 
-// readPipeline sends the entry reads (HMGET) of concurrent requests to Redis
-// together, as one pipeline: on a busy server a cached read then costs a
-// fraction of a system call on either side instead of a write and a read of
-// its own, which is most of what a hit costs. It never waits for company: a
-// pipeline leaves as soon as a sender is free, so a lone request pays one round
-// trip and requests that arrive while pipelines are in flight form the next.
+// pipeline sends the Redis work of concurrent requests together, as one
+// pipeline: on a busy server a request then costs a fraction of a system
+// call on either side instead of a write and a read of its own, which is
+// most of what a cached read or a page hit's limits cost. It never waits for
+// company: a pipeline leaves as soon as a sender is free, so a lone request
+// pays one round trip and requests that arrive while a pipeline is in flight
+// form the next. The entry reads (HMGET) and the page-hit limits each have
+// one.
+//
+// A request is a command (call), or a call of the pipeline's script on the
+// request's keys (callScript). With merge set, the script calls of a
+// pipeline go as one call on all their keys: Redis then runs the script
+// once for many requests, which costs it a fraction of one run each. That
+// needs every key on one server, so it is not for Redis Cluster.
+//
+// Each request gives up one timeout after it arrived, also when it first
+// waits for the pipeline in flight: a pipeline's deadline is that of its
+// earliest request.
 //
 // go-redis's AutoPipeline does the like, but is marked experimental and its
-// callers cannot give up waiting; this is the small part we need, with each
-// request free to leave when its own context ends.
+// callers cannot give up waiting; this is the small part we need.
 //
-// Pipelining changes nothing for coherence: a read joins a pipeline that has not
-// been sent yet, so Redis runs it after the request arrived.
-type readPipeline struct {
-	s *Store
+// Pipelining changes nothing for coherence: a command joins a pipeline that
+// has not been sent yet, so Redis runs it after the request arrived.
+type pipeline struct {
+	calls *redisCalls
+	op    string // what its failures are counted as
+
+	script *redis.Script // of callScript
+	args   []any         // the script's arguments, the same for every call
+	width  int           // keys of each script call, and answers to it
+	merge  bool          // one script call for a whole pipeline
 
 	mu      sync.Mutex
-	queue   []*pendingRead
+	queue   []*queued
 	senders int
 }
 
-type pendingRead struct {
-	key  string
-	vals []any
+type queued struct {
+	ctx      context.Context
+	deadline time.Time
+	add      func(context.Context, redis.Pipeliner) redis.Cmder // a command
+	keys     []string                                           // or a script call
+
+	cmd  redis.Cmder
+	at   int // where the answers of a script call start in cmd's reply
 	err  error
 	done chan struct{}
 }
 
-// hmget reads the v and g fields of key.
-func (b *readPipeline) hmget(ctx context.Context, key string) ([]any, error) {
-	r := &pendingRead{key: key, done: make(chan struct{})}
-	b.mu.Lock()
-	b.queue = append(b.queue, r)
-	start := b.senders < maxSenders
-	if start {
-		b.senders++
+// call queues the command that add puts into a pipeline and waits for its
+// answer, or until ctx ends. The command's own error is in the Cmder; err
+// is for a command that was not answered (Redis failed, or the circuit is
+// open).
+func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	q := p.wait(&queued{ctx: ctx, add: add, deadline: time.Now().Add(p.calls.timeout)})
+	return q.cmd, q.err
+}
+
+// callScript runs the pipeline's script on keys (p.width of them) and
+// returns its p.width answers. It gives up one timeout after since, when
+// the request began its work with Redis.
+func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...string) ([]int64, error) {
+	q := p.wait(&queued{ctx: ctx, keys: keys, deadline: since.Add(p.calls.timeout)})
+	if q.err != nil {
+		return nil, q.err
 	}
-	b.mu.Unlock()
+	all, err := q.cmd.(*redis.Cmd).Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(all) < q.at+p.width {
+		return nil, errUnexpected
+	}
+	return all[q.at : q.at+p.width], nil
+}
+
+// wait queues q and waits until it is answered or its context ends.
+func (p *pipeline) wait(q *queued) *queued {
+	q.done = make(chan struct{})
+	p.mu.Lock()
+	p.queue = append(p.queue, q)
+	start := p.senders < maxSenders
 	if start {
-		go b.send()
+		p.senders++
+	}
+	p.mu.Unlock()
+	if start {
+		go p.send()
 	}
 	select {
-	case <-r.done:
-		return r.vals, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-q.done:
+		return q
+	case <-q.ctx.Done():
+		return &queued{err: q.ctx.Err()}
 	}
 }
 
 // send sends pipelines until the queue is empty. A pipeline serves many
-// requests, so it runs under the cache's own deadline rather than under the
+// requests, so it runs under its own deadline rather than under the
 // context of one of them.
-func (b *readPipeline) send() {
+func (p *pipeline) send() {
 	for {
-		b.mu.Lock()
-		n := min(len(b.queue), maxPipeline)
-		if n == 0 {
-			b.senders--
-			b.mu.Unlock()
+		batch, deadline := p.next()
+		if batch == nil {
 			return
 		}
-		pipeline := make([]*pendingRead, n)
-		copy(pipeline, b.queue)
-		b.queue = append(b.queue[:0], b.queue[n:]...)
-		b.mu.Unlock()
-
-		cmds := make([]*redis.SliceCmd, n)
-		err := b.s.do(context.Background(), "read", func(ctx context.Context) error {
-			pipe := b.s.rdb.Pipeline()
-			for i, r := range pipeline {
-				cmds[i] = pipe.HMGet(ctx, r.key, "v", "g")
-			}
-			_, err := pipe.Exec(ctx)
-			return err
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
+			return p.exec(ctx, batch)
 		})
-		for i, r := range pipeline {
-			if cmds[i] != nil {
-				r.vals, r.err = cmds[i].Result()
-			}
-			if r.err == nil && len(r.vals) != 2 {
-				r.err = err // not sent (circuit open), or an answer that makes no sense
-				if r.err == nil {
-					r.err = errUnexpected
+		cancel()
+		for _, q := range batch {
+			if q.cmd == nil { // not sent: the circuit is open
+				q.err = err
+				if q.err == nil {
+					q.err = errUnexpected
 				}
 			}
-			close(r.done)
+			close(q.done)
 		}
 	}
+}
+
+// next takes the next pipeline's worth from the queue, leaving out the
+// requests that have stopped waiting or run out of time, and says by when it
+// must be answered;
+// or it returns nil and retires the sender when there is nothing to send.
+func (p *pipeline) next() ([]*queued, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		n := min(len(p.queue), maxPipeline)
+		if n == 0 {
+			p.senders--
+			return nil, time.Time{}
+		}
+		batch := make([]*queued, 0, n)
+		var deadline time.Time
+		now := time.Now()
+		for _, q := range p.queue[:n] {
+			switch {
+			case q.ctx.Err() != nil: // gone
+			case !now.Before(q.deadline):
+				// Out of time before it could be sent: Redis is slow, but
+				// a call that cannot succeed would not tell the breaker
+				// anything new.
+				q.err = context.DeadlineExceeded
+				close(q.done)
+			default:
+				batch = append(batch, q)
+				if deadline.IsZero() || q.deadline.Before(deadline) {
+					deadline = q.deadline
+				}
+			}
+		}
+		p.queue = append(p.queue[:0], p.queue[n:]...)
+		if len(batch) > 0 {
+			return batch, deadline
+		}
+	}
+}
+
+// exec sends batch as one pipeline and leaves each request's answer in its
+// cmd. Script calls that find the script missing (Redis restarted, or a
+// Cluster node is new) are sent once more after it is loaded, under the
+// same deadline; only those, so that no script runs twice.
+func (p *pipeline) exec(ctx context.Context, batch []*queued) error {
+	err := p.execSome(ctx, batch)
+	if err == nil || p.script == nil {
+		return err
+	}
+	var again []*queued
+	for _, q := range batch {
+		if q.add == nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+			again = append(again, q)
+		}
+	}
+	if len(again) == 0 {
+		return err
+	}
+	if err := p.script.Load(ctx, p.calls.rdb).Err(); err != nil {
+		return err
+	}
+	return p.execSome(ctx, again)
+}
+
+func (p *pipeline) execSome(ctx context.Context, batch []*queued) error {
+	pipe := p.calls.rdb.Pipeline()
+	var merged []*queued
+	for _, q := range batch {
+		switch {
+		case q.add != nil:
+			q.cmd = q.add(ctx, pipe)
+		case p.merge:
+			merged = append(merged, q)
+		default:
+			q.cmd, q.at = p.script.EvalSha(ctx, pipe, q.keys, p.args...), 0
+		}
+	}
+	if len(merged) > 0 {
+		keys := make([]string, 0, len(merged)*p.width)
+		for i, q := range merged {
+			keys = append(keys, q.keys...)
+			q.at = i * p.width
+		}
+		cmd := p.script.EvalSha(ctx, pipe, keys, p.args...)
+		for _, q := range merged {
+			q.cmd = cmd
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	return err
 }

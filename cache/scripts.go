@@ -92,13 +92,16 @@ func (k keyspace) list(f counters.ListFilter) string {
 	return k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
 }
 
-// hitRate is the rate-limit key of a client (a salted hash, see clientKeys).
-// redis_rate puts "rate:" in front of it: the one key outside the prefix.
-func (k keyspace) hitRate(client string) string { return k.prefix + "hits:rate:" + client }
+// hitRate is the rate-limit key of a client (a salted hash, see
+// clientKeys). The hash is a Redis Cluster hash tag, shared with the
+// client's marks (hitSeen), so that one script may touch both.
+func (k keyspace) hitRate(client string) string { return k.prefix + "hits:{" + client + "}:rate" }
 
-// hitSeen is the key that marks a client's hit on a name (a salted hash)
-// for the dedup window.
-func (k keyspace) hitSeen(clientName string) string { return k.prefix + "hits:seen:" + clientName }
+// hitSeen is the key that marks a visitor's hit on a name (a salted hash)
+// for the dedup window, under the hash tag of the visitor's client.
+func (k keyspace) hitSeen(client, visitorName string) string {
+	return k.prefix + "hits:{" + client + "}:seen:" + visitorName
+}
 
 // hitSalt is the key of the salt of the UTC day (YYYY-MM-DD).
 func (k keyspace) hitSalt(day string) string { return k.prefix + "hits:salt:" + day }

@@ -7,8 +7,7 @@
 //
 // It knows neither HTTP nor Redis: app/ parses the request, resolves the
 // client's address behind trusted proxies and renders the answer; cache/
-// keeps the limits' state in Redis behind the Limiter and Deduper
-// interfaces.
+// keeps the limits' state in Redis behind the Limits interface.
 package hits
 
 import (
@@ -17,6 +16,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,24 +39,27 @@ type Options struct {
 	// PublicPrefixes are the names anyone may count; default
 	// DefaultPublicPrefix. Config checks them with ValidatePublicPrefix.
 	PublicPrefixes []string
-	Registerer     prometheus.Registerer // nil: metrics are not registered
-	Log            *slog.Logger          // default: discard
+	// ImageProxies are the User-Agent prefixes of known image proxies, such
+	// as GitHub's camo ("github-camo"); see Visit.
+	ImageProxies []string
+	Registerer   prometheus.Registerer // nil: metrics are not registered
+	Log          *slog.Logger          // default: discard
 }
 
 // Service counts page hits on the public counters.
 type Service struct {
 	counters counters.Service
-	limiter  Limiter // nil: no rate limit
-	deduper  Deduper // nil: every hit counts
+	limits   Limits // nil: no limits, every hit counts
 	public   PublicNames
+	proxies  []string
 	log      *slog.Logger
 	m        *metrics
 }
 
-// New returns the page-hit rules over svc. limiter and deduper may be nil:
-// there are no abuse limits without Redis, since their state must be shared
-// by every process of the service.
-func New(svc counters.Service, limiter Limiter, deduper Deduper, o Options) *Service {
+// New returns the page-hit rules over svc. limits may be nil: there are no
+// abuse limits without Redis, since their state must be shared by every
+// process of the service.
+func New(svc counters.Service, limits Limits, o Options) *Service {
 	if o.PublicPrefixes == nil {
 		o.PublicPrefixes = []string{DefaultPublicPrefix}
 	}
@@ -64,8 +67,8 @@ func New(svc counters.Service, limiter Limiter, deduper Deduper, o Options) *Ser
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Service{
-		counters: svc, limiter: limiter, deduper: deduper,
-		public: PublicNames(o.PublicPrefixes), log: o.Log, m: newMetrics(o.Registerer),
+		counters: svc, limits: limits,
+		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies, log: o.Log, m: newMetrics(o.Registerer),
 	}
 }
 
@@ -105,28 +108,64 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	if v.Head {
 		return s.current(ctx, v.Name)
 	}
-	if err := s.checkRate(ctx, v.Addr); err != nil {
+	hit := Hit{Client: rateKey(v.Addr), Visitor: v.Addr.String() + " " + v.UserAgent, Name: v.Name}
+	if s.ImageProxy(v.UserAgent) {
+		// The proxy fetches the image for every reader: each view counts,
+		// within the proxy's budget for this counter.
+		hit = Hit{Client: hit.Client + " " + v.Name, Name: v.Name, Proxy: true}
+	}
+	earlier, marked, err := s.admit(ctx, hit)
+	if err != nil {
 		return 0, err
 	}
-	client := v.Addr.String() + " " + v.UserAgent
-	if !s.first(ctx, client, v.Name) {
+	if earlier != None {
 		ctr, err := s.counters.Get(ctx, v.Name)
-		if err == nil {
+		switch {
+		case err == nil:
 			s.m.repeat.Inc()
 			return ctr.Value, nil
-		}
-		// A counter deleted within the window is counted afresh.
-		if counters.ErrorCode(err) != counters.ENOTFOUND {
+		case counters.ErrorCode(err) != counters.ENOTFOUND:
 			return 0, err
+		case earlier == Pending:
+			// The earlier hit is still creating the counter (perhaps in
+			// another process), or failed and will be forgotten: this
+			// one is its repeat all the same.
+			s.m.repeat.Inc()
+			return 0, nil
 		}
+		// The earlier hit created the counter, and it has been deleted
+		// since: counted afresh.
 	}
 	value, err := s.counters.Increment(ctx, v.Name, 1)
 	if err != nil {
-		s.forget(ctx, client, v.Name)
+		if marked {
+			s.forget(ctx, hit)
+		}
 		return 0, err
+	}
+	if marked && value == 1 {
+		// It may have created the counter: a repeat that finds no counter
+		// must know that it was deleted since, not still being created.
+		s.created(ctx, hit)
 	}
 	s.m.counted.Inc()
 	return value, nil
+}
+
+// ImageProxy reports whether userAgent is that of a known image proxy, such
+// as GitHub's camo, which fetches a README's images for its readers: every
+// view arrives from the proxy's few addresses with its User-Agent, and
+// revalidates the image each time if told to (see app/). Its hits are
+// therefore not taken for repeats, and have a budget of their own per proxy
+// address and counter instead of the address's. A client that pretends to
+// be a proxy gains only that budget, for one counter at a time.
+func (s *Service) ImageProxy(userAgent string) bool {
+	for _, p := range s.proxies {
+		if strings.HasPrefix(userAgent, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // current is the counter's value, 0 for one that does not exist yet.
@@ -140,56 +179,52 @@ func (s *Service) current(ctx context.Context, name string) (int64, error) {
 	return ctr.Value, nil
 }
 
-// checkRate takes one hit from the client's budget.
-func (s *Service) checkRate(ctx context.Context, addr netip.Addr) error {
-	if s.limiter == nil {
-		return nil
+// admit applies the limits: a *RateLimitedError when the client's budget is
+// spent, else what is known of the visitor's earlier hit on the name within
+// the repeat window, and whether this hit is now marked as the first.
+// Without limits, or when they cannot be checked, there was none, and
+// nothing is marked: the hit's later calls to the limits are skipped, so
+// that a failing Redis costs a hit one timeout at most.
+func (s *Service) admit(ctx context.Context, h Hit) (earlier Earlier, marked bool, err error) {
+	if s.limits == nil {
+		return None, false, nil
 	}
-	wait, err := s.limiter.Allow(ctx, rateKey(addr))
+	wait, earlier, err := s.limits.Admit(ctx, h)
 	if err != nil {
-		s.failOpen(ctx, limitRate, err)
-		return nil
+		s.failOpen(ctx, callAdmit, err)
+		return None, false, nil
 	}
-	if wait <= 0 {
-		return nil
+	if wait > 0 {
+		s.m.rateLimited.Inc()
+		return None, false, &RateLimitedError{RetryAfter: wait}
 	}
-	s.m.rateLimited.Inc()
-	return &RateLimitedError{RetryAfter: wait}
+	return earlier, earlier == None && !h.Proxy, nil
 }
 
-// first reports whether the hit is the client's first on name within the
-// dedup window; without a deduper every hit is.
-func (s *Service) first(ctx context.Context, client, name string) bool {
-	if s.deduper == nil {
-		return true
+// created records that h created its counter.
+func (s *Service) created(ctx context.Context, h Hit) {
+	if err := s.limits.Created(ctx, h); err != nil {
+		s.failOpen(ctx, callCreated, err)
 	}
-	first, err := s.deduper.First(ctx, client, name)
-	if err != nil {
-		s.failOpen(ctx, limitDedup, err)
-		return true
-	}
-	return first
 }
 
-// forget lets the client's retry of a hit that could not be counted count.
+// forget lets the visitor's retry of a hit that could not be counted count.
 // The increment may have failed because ctx ran out: the mark must go all
-// the same (the deduper bounds its own calls).
-func (s *Service) forget(ctx context.Context, client, name string) {
-	if s.deduper == nil {
-		return
-	}
+// the same (the limits bound their own calls).
+func (s *Service) forget(ctx context.Context, h Hit) {
 	ctx = context.WithoutCancel(ctx)
-	if err := s.deduper.Forget(ctx, client, name); err != nil {
-		s.failOpen(ctx, limitDedup, err)
+	if err := s.limits.Forget(ctx, h); err != nil {
+		s.failOpen(ctx, callForget, err)
 	}
 }
 
-// failOpen records that a limit could not be checked. It logs at debug
+// failOpen records that the limits could not be checked or a mark not
+// undone. It logs at debug
 // level only: with Redis down this happens on every hit, /readyz and the
 // metric already say so.
-func (s *Service) failOpen(ctx context.Context, limit string, err error) {
-	s.m.limitErrors.WithLabelValues(limit).Inc()
-	s.log.DebugContext(ctx, "hit limit skipped", "limit", limit, "error", err.Error())
+func (s *Service) failOpen(ctx context.Context, call string, err error) {
+	s.m.limitErrors.WithLabelValues(call).Inc()
+	s.log.DebugContext(ctx, "hit limits skipped", "call", call, "error", err.Error())
 }
 
 // rateKey is the unit the rate limit counts by: one IPv4 address, or one

@@ -27,65 +27,74 @@ func TestCountRules(t *testing.T) {
 	tests := []struct {
 		name    string
 		stored  map[string]int64 // counters before the visit
-		limiter *fakeLimiter     // nil: no rate limit
-		deduper *fakeDeduper     // nil: no dedup
+		limits  *fakeLimits      // nil: no limits
 		incrErr error            // what Increment fails with
 		getErr  error            // what Get fails with
 		visit   hits.Visit
 
-		want       int64
-		wantCode   string // "" for success
-		wantStored int64  // hits/a afterwards; -1 for missing
-		wantResult string // the counters_hits_total result counted, "" for none
-		wantLimit  string // the limit whose failure was counted, "" for none
-		wantForget bool
+		want        int64
+		wantCode    string // "" for success
+		wantStored  int64  // hits/a afterwards; -1 for missing
+		wantResult  string // the counters_hits_total result counted, "" for none
+		wantFailed  string // the call to the limits whose failure was counted, "" for none
+		wantForget  bool
+		wantCreated bool
 	}{
 		{name: "a first hit counts",
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, visit: firefox,
-			want: 1, wantStored: 1, wantResult: "counted"},
+			limits: &fakeLimits{}, visit: firefox,
+			want: 1, wantStored: 1, wantResult: "counted", wantCreated: true},
 		{name: "without limits every hit counts",
 			stored: map[string]int64{"hits/a": 7}, visit: firefox,
 			want: 8, wantStored: 8, wantResult: "counted"},
 		{name: "HEAD reads without counting",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{wait: time.Second}, deduper: &fakeDeduper{}, visit: head(firefox),
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{wait: time.Second}, visit: head(firefox),
 			want: 7, wantStored: 7},
 		{name: "HEAD on a missing counter is 0 and creates nothing",
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, visit: head(firefox),
+			limits: &fakeLimits{}, visit: head(firefox),
 			want: 0, wantStored: -1},
 		{name: "a spent budget is rate limited and counts nothing",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{wait: 1200 * time.Millisecond}, deduper: &fakeDeduper{}, visit: firefox,
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{wait: 1200 * time.Millisecond}, visit: firefox,
 			wantCode: counters.ERATELIMITED, wantStored: 7, wantResult: "rate_limited"},
 		{name: "a repeat answers the current value",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, visit: firefox,
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{earlier: hits.Pending}, visit: firefox,
 			want: 7, wantStored: 7, wantResult: "repeat"},
 		{name: "a repeat on a counter deleted within the window counts afresh",
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, visit: firefox,
+			limits: &fakeLimits{earlier: hits.Created}, visit: firefox,
 			want: 1, wantStored: 1, wantResult: "counted"},
+		{name: "a repeat of a hit still creating the counter answers 0 and counts nothing",
+			limits: &fakeLimits{earlier: hits.Pending}, visit: firefox,
+			want: 0, wantStored: -1, wantResult: "repeat"},
 		{name: "a repeat whose read fails fails",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true}, getErr: unavailable, visit: firefox,
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{earlier: hits.Pending}, getErr: unavailable, visit: firefox,
 			wantCode: counters.EUNAVAILABLE, wantStored: 7},
-		{name: "the rate limit fails open",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{err: errRedis}, deduper: &fakeDeduper{}, visit: firefox,
-			want: 8, wantStored: 8, wantResult: "counted", wantLimit: "rate_limit"},
-		{name: "the dedup fails open",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{seen: true, err: errRedis}, visit: firefox,
-			want: 8, wantStored: 8, wantResult: "counted", wantLimit: "dedup"},
+		{name: "the limits fail open",
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{wait: time.Second, earlier: hits.Pending, err: errRedis}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted", wantFailed: "admit"},
+		{name: "limits that failed are not asked to forget",
+			limits: &fakeLimits{err: errRedis}, incrErr: unavailable, visit: firefox,
+			wantCode: counters.EUNAVAILABLE, wantStored: -1, wantFailed: "admit"},
+		{name: "a failed created is counted",
+			limits: &fakeLimits{createdErr: errRedis}, visit: firefox,
+			want: 1, wantStored: 1, wantResult: "counted", wantCreated: true, wantFailed: "created"},
+		{name: "a hit that does not create its counter says nothing",
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted"},
 		{name: "a failed increment is forgotten, so that the retry counts",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{}, incrErr: unavailable, visit: firefox,
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{}, incrErr: unavailable, visit: firefox,
 			wantCode: counters.EUNAVAILABLE, wantStored: 7, wantForget: true},
-		{name: "a failed forget is counted as a dedup failure",
-			limiter: &fakeLimiter{}, deduper: &fakeDeduper{forgetErr: errRedis}, incrErr: unavailable, visit: firefox,
-			wantCode: counters.EUNAVAILABLE, wantStored: -1, wantLimit: "dedup", wantForget: true},
+		{name: "a failed forget is counted",
+			limits: &fakeLimits{forgetErr: errRedis}, incrErr: unavailable, visit: firefox,
+			wantCode: counters.EUNAVAILABLE, wantStored: -1, wantFailed: "forget", wantForget: true},
 		{name: "a private name is forbidden and asks nothing",
-			stored:  map[string]int64{"hits/a": 7},
-			limiter: &fakeLimiter{wait: time.Second}, deduper: &fakeDeduper{seen: true},
+			stored:   map[string]int64{"hits/a": 7},
+			limits:   &fakeLimits{wait: time.Second, earlier: hits.Pending},
 			visit:    hits.Visit{Name: "books/a", Addr: firefox.Addr},
 			wantCode: counters.EPERMISSION, wantStored: 7},
 	}
@@ -93,15 +102,11 @@ func TestCountRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &fakeCounters{values: tc.stored, incrErr: tc.incrErr, getErr: tc.getErr}
 			reg := prometheus.NewRegistry()
-			var limiter hits.Limiter
-			if tc.limiter != nil {
-				limiter = tc.limiter
+			var limits hits.Limits
+			if tc.limits != nil {
+				limits = tc.limits
 			}
-			var deduper hits.Deduper
-			if tc.deduper != nil {
-				deduper = tc.deduper
-			}
-			svc := hits.New(store, limiter, deduper, hits.Options{Registerer: reg})
+			svc := hits.New(store, limits, hits.Options{Registerer: reg})
 
 			got, err := svc.Count(context.Background(), tc.visit)
 			if code := errorCode(err); code != tc.wantCode {
@@ -118,16 +123,19 @@ func TestCountRules(t *testing.T) {
 					t.Errorf("counters_hits_total{result=%q} = %v, want %v", result, got, want)
 				}
 			}
-			for _, limit := range []string{"rate_limit", "dedup"} {
-				if got, want := metric(t, reg, "counters_hits_limit_errors_total", limit), boolFloat(limit == tc.wantLimit); got != want {
-					t.Errorf("counters_hits_limit_errors_total{limit=%q} = %v, want %v", limit, got, want)
+			for _, call := range []string{"admit", "created", "forget"} {
+				if got, want := metric(t, reg, "counters_hits_limit_errors_total", call), boolFloat(call == tc.wantFailed); got != want {
+					t.Errorf("counters_hits_limit_errors_total{call=%q} = %v, want %v", call, got, want)
 				}
 			}
-			if tc.deduper != nil && tc.deduper.forgot != tc.wantForget {
-				t.Errorf("forgot = %v, want %v", tc.deduper.forgot, tc.wantForget)
+			if tc.limits != nil && tc.limits.forgot != tc.wantForget {
+				t.Errorf("forgot = %v, want %v", tc.limits.forgot, tc.wantForget)
+			}
+			if tc.limits != nil && tc.limits.created != tc.wantCreated {
+				t.Errorf("created = %v, want %v", tc.limits.created, tc.wantCreated)
 			}
 			if tc.visit.Head || tc.wantCode == counters.EPERMISSION {
-				if n := tc.limiter.asked() + tc.deduper.asked(); n != 0 {
+				if n := tc.limits.asked(); n != 0 {
 					t.Errorf("limits asked %d times, want none", n)
 				}
 			}
@@ -148,7 +156,7 @@ func TestRateLimitedSaysWhenToRetry(t *testing.T) {
 		{15 * time.Second, 15},
 	}
 	for _, tc := range tests {
-		svc := hits.New(&fakeCounters{}, &fakeLimiter{wait: tc.wait}, nil, hits.Options{})
+		svc := hits.New(&fakeCounters{}, &fakeLimits{wait: tc.wait}, hits.Options{})
 		_, err := svc.Count(context.Background(), firefox)
 		var limited *hits.RateLimitedError
 		if !errors.As(err, &limited) {
@@ -178,17 +186,17 @@ func TestLimitsSeeTheClientsTheyCountBy(t *testing.T) {
 		{"2001:db8:0:1:2:3:4:5", "", "2001:db8:0:1::/64", "2001:db8:0:1:2:3:4:5 "},
 	}
 	for _, tc := range tests {
-		l, d := &fakeLimiter{}, &fakeDeduper{}
-		svc := hits.New(&fakeCounters{}, l, d, hits.Options{})
+		l := &fakeLimits{}
+		svc := hits.New(&fakeCounters{}, l, hits.Options{})
 		v := hits.Visit{Name: "hits/a", Addr: netip.MustParseAddr(tc.addr), UserAgent: tc.agent}
 		if _, err := svc.Count(context.Background(), v); err != nil {
 			t.Fatal(err)
 		}
-		if l.client != tc.rate {
-			t.Errorf("%s: rate limited as %q, want %q", tc.addr, l.client, tc.rate)
+		if l.hit.Client != tc.rate {
+			t.Errorf("%s: rate limited as %q, want %q", tc.addr, l.hit.Client, tc.rate)
 		}
-		if d.client != tc.client {
-			t.Errorf("%s: deduplicated as %q, want %q", tc.addr, d.client, tc.client)
+		if l.hit.Visitor != tc.client {
+			t.Errorf("%s: deduplicated as %q, want %q", tc.addr, l.hit.Visitor, tc.client)
 		}
 	}
 }
@@ -197,9 +205,9 @@ func TestLimitsSeeTheClientsTheyCountBy(t *testing.T) {
 // forgotten: the forget must not inherit the spent deadline.
 func TestForgetOutlivesTheRequestsDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &fakeDeduper{}
+	d := &fakeLimits{}
 	store := &fakeCounters{incrErr: unavailable, onIncrement: cancel}
-	svc := hits.New(store, nil, d, hits.Options{})
+	svc := hits.New(store, d, hits.Options{})
 	if _, err := svc.Count(ctx, firefox); errorCode(err) != counters.EUNAVAILABLE {
 		t.Fatalf("Count: %v", err)
 	}
@@ -210,7 +218,7 @@ func TestForgetOutlivesTheRequestsDeadline(t *testing.T) {
 
 func TestPublicNamesAndRead(t *testing.T) {
 	store := &fakeCounters{values: map[string]int64{"pub/a": 5, "books/a": 9}}
-	svc := hits.New(store, nil, nil, hits.Options{PublicPrefixes: []string{"pub/", "docs."}})
+	svc := hits.New(store, nil, hits.Options{PublicPrefixes: []string{"pub/", "docs."}})
 	tests := []struct {
 		name     string
 		want     int64
@@ -314,50 +322,39 @@ func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int6
 	return f.values[name], nil
 }
 
-type fakeLimiter struct {
-	wait   time.Duration
-	err    error
-	calls  int
-	client string
-}
-
-func (f *fakeLimiter) asked() int {
-	if f == nil {
-		return 0
-	}
-	return f.calls
-}
-
-func (f *fakeLimiter) Allow(_ context.Context, client string) (time.Duration, error) {
-	f.calls++
-	f.client = client
-	return f.wait, f.err
-}
-
-type fakeDeduper struct {
-	seen         bool // every hit is a repeat
+// fakeLimits answers every Admit with wait, earlier and err.
+type fakeLimits struct {
+	wait         time.Duration // the budget is spent
+	earlier      hits.Earlier  // every hit's earlier hit
 	err          error
 	forgetErr    error
+	createdErr   error
 	calls        int
-	client       string
+	hit          hits.Hit // of the last Admit
 	forgot       bool
 	forgetCtxErr error
+	created      bool
 }
 
-func (f *fakeDeduper) asked() int {
+func (f *fakeLimits) asked() int {
 	if f == nil {
 		return 0
 	}
 	return f.calls
 }
 
-func (f *fakeDeduper) First(_ context.Context, client, _ string) (bool, error) {
+func (f *fakeLimits) Admit(_ context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
 	f.calls++
-	f.client = client
-	return !f.seen, f.err
+	f.hit = h
+	return f.wait, f.earlier, f.err
 }
 
-func (f *fakeDeduper) Forget(ctx context.Context, _, _ string) error {
+func (f *fakeLimits) Created(context.Context, hits.Hit) error {
+	f.created = true
+	return f.createdErr
+}
+
+func (f *fakeLimits) Forget(ctx context.Context, _ hits.Hit) error {
 	f.forgot, f.forgetCtxErr = true, ctx.Err()
 	return f.forgetErr
 }

@@ -5,23 +5,46 @@ import (
 	"time"
 )
 
-// Limiter is the per-client rate limit of the public hit endpoints. The
-// limit is shared by every process of the service.
-type Limiter interface {
-	// Allow takes one request from client's budget. It returns 0 when the
-	// request may go ahead, or how long the client must wait. An error means
-	// the limit could not be checked; callers let the request through.
-	Allow(ctx context.Context, client string) (retryAfter time.Duration, err error)
+// Limits are the abuse limits of the hit endpoints, the per-client rate
+// limit and the repeat check, kept where every process of the service
+// shares them. Both are checked in one call, because a page hit should cost
+// its limits one round trip, not one per limit.
+type Limits interface {
+	// Admit takes one hit from the budget of h.Client. If the budget is
+	// spent it returns how long the client must wait, and nothing else
+	// happens. Otherwise it returns what it knows of h.Visitor's earlier
+	// hit on h.Name within the repeat window, and marks this hit if there
+	// was none; two processes that see the same hit at once get one None
+	// between them. An error means neither limit could be checked; callers
+	// then count the hit.
+	Admit(ctx context.Context, h Hit) (retryAfter time.Duration, earlier Earlier, err error)
+	// Created records that h, admitted with None, was counted and created
+	// its counter.
+	Created(ctx context.Context, h Hit) error
+	// Forget undoes Admit's mark of a hit that could not be counted, so
+	// that the visitor's retry counts.
+	Forget(ctx context.Context, h Hit) error
 }
 
-// Deduper recognises repeat hits of one client on one name within a
-// window, across every process of the service.
-type Deduper interface {
-	// First reports whether this is client's first hit on name within the
-	// window, and remembers it if so. An error means it could not tell;
-	// callers then count the hit.
-	First(ctx context.Context, client, name string) (bool, error)
-	// Forget undoes First for a hit that could not be counted, so that
-	// the client's retry counts.
-	Forget(ctx context.Context, client, name string) error
+// Hit names who a hit is from, in the units of the limits.
+type Hit struct {
+	Client  string // whose budget it takes: an address or an IPv6 /64 (see rateKey)
+	Visitor string // whose repeat it may be: address and User-Agent
+	Name    string // the counter
+	// Proxy: a known image proxy's hit, on a budget of its own per proxy
+	// address and counter (Client says both), and never a repeat.
+	Proxy bool
 }
+
+// Earlier is what the limits know of a visitor's earlier hit on a name
+// within the repeat window.
+type Earlier int
+
+const (
+	// None: no earlier hit; this one counts.
+	None Earlier = iota
+	// Pending: an earlier hit, whose count may not have committed yet.
+	Pending
+	// Created: an earlier hit that was counted and created the counter.
+	Created
+)

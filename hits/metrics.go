@@ -2,10 +2,11 @@ package hits
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// The limits, the label of counters_hits_limit_errors_total.
+// The calls to the limits, the label of counters_hits_limit_errors_total.
 const (
-	limitRate  = "rate_limit"
-	limitDedup = "dedup"
+	callAdmit   = "admit"   // the hit went through unchecked
+	callCreated = "created" // a repeat may not count after the counter is deleted
+	callForget  = "forget"  // a failed hit's retry may be taken for a repeat
 )
 
 type metrics struct {
@@ -24,8 +25,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rateLimited: hits.WithLabelValues("rate_limited"),
 		limitErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "counters_hits_limit_errors_total",
-			Help: "Hits let through unchecked because Redis failed, by limit (rate_limit, dedup).",
-		}, []string{"limit"}),
+			Help: "Calls to the page-hit limits that failed, by call: admit (the hit was counted unchecked), created, forget.",
+		}, []string{"call"}),
 	}
 	if reg != nil {
 		reg.MustRegister(hits, m.limitErrors)

@@ -465,3 +465,35 @@ func BenchmarkRender(b *testing.B) {
 		badge.Render(o)
 	}
 }
+
+// Each of shields' styles draws a well-formed badge of its height; an
+// unknown style is drawn as flat.
+func TestRenderStyles(t *testing.T) {
+	tests := []struct {
+		style  string
+		height string
+		upper  bool
+	}{
+		{"", "20", false},
+		{"flat", "20", false},
+		{"flat-square", "20", false},
+		{"plastic", "18", false},
+		{"for-the-badge", "28", true},
+		{"unknown", "20", false},
+	}
+	for _, tc := range tests {
+		svg := string(badge.Render(badge.Options{Label: "hits", Value: "1.2k", Style: tc.style}))
+		if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+			t.Errorf("style %q: not well-formed: %v", tc.style, err)
+		}
+		if !strings.Contains(svg, `height="`+tc.height+`" role="img"`) {
+			t.Errorf("style %q: want height %s in %s", tc.style, tc.height, svg)
+		}
+		if got := strings.Contains(svg, ">HITS<"); got != tc.upper {
+			t.Errorf("style %q: capitals %v, want %v", tc.style, got, tc.upper)
+		}
+		if square := tc.style == "flat-square" || tc.style == "for-the-badge"; strings.Contains(svg, `rx="`) == square {
+			t.Errorf("style %q: rounded corners %v, want %v", tc.style, !square, square)
+		}
+	}
+}

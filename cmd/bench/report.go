@@ -118,7 +118,7 @@ func (r *report) write(dir string) error {
 		if h.unchecked > 0 {
 			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
 		}
-		row(name, ratio(h.on.RPS, h.off.RPS), "", true)
+		row(name, ratio(h.on.RPS, h.off.RPS), ">= 0.8x", h.on.RPS >= 0.8*h.off.RPS)
 	}
 	if h := r.history; h != nil {
 		row(fmt.Sprintf("hot counter, %d conns: history on %s/s over off %s/s", targetConns, num(h.hotOn.RPS), num(h.hotOff.RPS)),

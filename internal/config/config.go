@@ -49,6 +49,8 @@ type Config struct {
 	HitsRateLimit   int           `env:"COUNTERS_HITS_RATE_LIMIT" envDefault:"60"`
 	HitsRateWindow  time.Duration `env:"COUNTERS_HITS_RATE_WINDOW" envDefault:"1m"`
 	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW" envDefault:"30s"`
+	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envDefault:"github-camo" envSeparator:","`
+	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT" envDefault:"600"`
 }
 
 // Load reads the environment and validates the result. The error is one line

@@ -32,7 +32,24 @@ func (c Config) validateHits() error {
 	if c.HitsDedupWindow < 0 {
 		return errors.New("COUNTERS_HITS_DEDUP_WINDOW: must be 0 (off) or a duration such as 30s")
 	}
+	for _, p := range c.ImageProxies {
+		if strings.TrimSpace(p) == "" {
+			return errors.New("COUNTERS_IMAGE_PROXIES: a User-Agent prefix is empty; say none to treat no proxy specially")
+		}
+	}
+	if c.ImageProxyRate < 0 {
+		return errors.New("COUNTERS_IMAGE_PROXY_RATE_LIMIT: must be 0 (off) or more")
+	}
 	return nil
+}
+
+// ImageProxyAgents are the User-Agent prefixes of COUNTERS_IMAGE_PROXIES;
+// "none" (an empty variable means the default) gives none.
+func (c Config) ImageProxyAgents() []string {
+	if len(c.ImageProxies) == 1 && c.ImageProxies[0] == "none" {
+		return nil
+	}
+	return c.ImageProxies
 }
 
 // TrustedProxyRanges parses COUNTERS_TRUSTED_PROXIES: addresses ("10.0.0.1")

@@ -112,15 +112,15 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// Consumers of the counters service.
 	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
-	var hitLimiter hits.Limiter
-	var hitDeduper hits.Deduper
+	var hitLimits hits.Limits
 	if s.Cache != nil { // without Redis, no limits: see cache.NewHitLimits
-		hitLimiter, hitDeduper = cache.NewHitLimits(s.Cache, cache.HitLimits{
+		hitLimits = cache.NewHitLimits(s.Cache, cache.HitLimits{
 			Rate: cfg.HitsRateLimit, RateWindow: cfg.HitsRateWindow, DedupWindow: cfg.HitsDedupWindow,
+			ProxyRate: cfg.ImageProxyRate,
 		})
 	}
-	hitRules := hits.New(s.Counters, hitLimiter, hitDeduper, hits.Options{
-		PublicPrefixes: cfg.PublicPrefixes, Registerer: s.Registry, Log: log,
+	hitRules := hits.New(s.Counters, hitLimits, hits.Options{
+		PublicPrefixes: cfg.PublicPrefixes, ImageProxies: cfg.ImageProxyAgents(), Registerer: s.Registry, Log: log,
 	})
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 

@@ -1,0 +1,75 @@
+package app_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"countersvc/internal/apptest"
+)
+
+// Export streams every counter under the prefix, past the list's page
+// size, in name order, one JSON object a line; other prefixes stay out.
+func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
+	env := apptest.New(t)
+	const n = 2345 // more than two pages of 1000
+	for start := 0; start < n; start += 100 {
+		var items []string
+		for i := start; i < min(start+100, n); i++ {
+			items = append(items, fmt.Sprintf(`{"name": "site/%05d", "by": %d}`, i, i+1))
+		}
+		if res := env.Do(t, "POST", "/v1/counters/batch", `{"increments": [`+strings.Join(items, ",")+`]}`); res.Status != 200 {
+			t.Fatalf("batch: %d %s", res.Status, res.Body)
+		}
+	}
+	env.Do(t, "PUT", "/v1/counters/other", `{"value": 1}`)
+	env.Do(t, "PUT", "/v1/counters/site%2Fbounded", `{"value": 5, "min": 0, "max": 10}`)
+
+	tests := []struct {
+		prefix string
+		want   int
+	}{
+		{"site/", n + 1},
+		{"site/0000", 10},
+		{"nothing/", 0},
+		{"", n + 2},
+	}
+	for _, tc := range tests {
+		res := env.Do(t, "GET", "/v1/export?prefix="+tc.prefix, "")
+		if res.Status != 200 || res.Header.Get("Content-Type") != "application/x-ndjson" {
+			t.Fatalf("prefix %q: status %d, Content-Type %q", tc.prefix, res.Status, res.Header.Get("Content-Type"))
+		}
+		sc := bufio.NewScanner(bytes.NewReader(res.Body))
+		lines, last := 0, ""
+		for sc.Scan() {
+			var c struct {
+				Name      string
+				Value     int64
+				Min, Max  *int64
+				CreatedAt string `json:"created_at"`
+				Error     any
+			}
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.Error != nil || c.CreatedAt == "" {
+				t.Fatalf("prefix %q, line %d: %q (%v)", tc.prefix, lines+1, sc.Text(), err)
+			}
+			if c.Name <= last || !strings.HasPrefix(c.Name, tc.prefix) {
+				t.Fatalf("prefix %q, line %d: %q after %q", tc.prefix, lines+1, c.Name, last)
+			}
+			var i int64
+			if _, err := fmt.Sscanf(c.Name, "site/%05d", &i); err == nil && c.Value != i+1 {
+				t.Errorf("%s: value %d, want %d", c.Name, c.Value, i+1)
+			}
+			if c.Name == "site/bounded" && (c.Min == nil || *c.Min != 0 || c.Max == nil || *c.Max != 10) {
+				t.Errorf("site/bounded: bounds %v %v, want 0 and 10", c.Min, c.Max)
+			}
+			last = c.Name
+			lines++
+		}
+		if lines != tc.want {
+			t.Errorf("prefix %q: %d lines, want %d", tc.prefix, lines, tc.want)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"countersvc/internal/apptest"
+	"countersvc/internal/config"
+	"countersvc/internal/testenv"
+)
+
+// hitsResult is counters_hits_total{result} of one process.
+func hitsResult(t *testing.T, env *apptest.Env, result string) int64 {
+	t.Helper()
+	families, err := env.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "counters_hits_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == result {
+				return int64(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return 0
+}
+
+// Ways Redis goes away during hits, beyond testenv's: stopped cleanly
+// (connections closed) and writes paused (CLIENT PAUSE, as during a
+// failover), which holds the limits' script.
+var hitOutages = append([]struct {
+	Name  string
+	Break func(*testenv.Redis)
+}{
+	{"stopped", func(r *testenv.Redis) {
+		rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+		defer rdb.Close()
+		rdb.Do(context.Background(), "SHUTDOWN", "NOSAVE") // answers nothing: the server is gone
+	}},
+	{"writes paused", func(r *testenv.Redis) {
+		rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+		defer rdb.Close()
+		rdb.Do(context.Background(), "CLIENT", "PAUSE", 60000, "WRITE")
+	}},
+}, testenv.RedisFailures...)
+
+// While Redis fails in the middle of a stream of hits on two processes,
+// every hit is answered 200, none waits on the limits for more than a
+// timeout (plus the cache's own timeout for its invalidation), and the
+// count is exact: the stored value is the number of hits the processes
+// counted, and every other answered hit was a repeat.
+func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, outage := range hitOutages {
+		t.Run(outage.Name, func(t *testing.T) {
+			r := testenv.StartRedis(t)
+			opts := []apptest.Option{hitLimits(r, 100000, 30*time.Second), func(c *config.Config) {
+				c.RedisTimeout = timeout
+				c.TrustedProxies = []string{"127.0.0.1/32"}
+			}}
+			a := apptest.New(t, opts...)
+			b := apptest.NewWithDSN(t, a.DSN, opts...)
+			hitValue(t, a, "hits/o") // limits in use: salt fetched, connections pooled
+			hitValue(t, b, "hits/o", "User-Agent: other")
+
+			const workers, each = 8, 30
+			var answered, failed atomic.Int64
+			var slowest atomic.Int64
+			var wg sync.WaitGroup
+			broken := make(chan struct{})
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						if i == each/3 && w == 0 {
+							outage.Break(r)
+							close(broken)
+						}
+						// Each visitor comes twice: the second is a repeat
+						// while Redis answers, a count when it does not.
+						visitor := fmt.Sprintf("X-Forwarded-For: 198.51.%d.%d", w, i/2)
+						env := []*apptest.Env{a, b}[i%2]
+						start := time.Now()
+						res, err := env.TryDo("GET", "/v1/hits/hits%2Fo", "", visitor)
+						took := time.Since(start)
+						if err != nil || res.Status != 200 {
+							failed.Add(1)
+							t.Errorf("hit: %v, status %d, body %s", err, res.Status, res.Body)
+							continue
+						}
+						answered.Add(1)
+						for s := slowest.Load(); int64(took) > s && !slowest.CompareAndSwap(s, int64(took)); s = slowest.Load() {
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			<-broken
+			if failed.Load() > 0 {
+				t.Fatalf("%d of %d hits failed", failed.Load(), workers*each)
+			}
+			counted := hitsResult(t, a, "counted") + hitsResult(t, b, "counted")
+			repeats := hitsResult(t, a, "repeat") + hitsResult(t, b, "repeat")
+			if got := storedValue(t, a, "hits/o"); got != counted {
+				t.Errorf("stored %d, but the processes counted %d hits", got, counted)
+			}
+			if got, want := counted+repeats, answered.Load()+2; got != want {
+				t.Errorf("%d counted + %d repeats, want %d answered hits", counted, repeats, want)
+			}
+			// Generous for a loaded machine; the limits' own bound is
+			// tested in cache/ (TestAdmitSpendsAtMostOneTimeoutOnAHungRedis).
+			if got, limit := time.Duration(slowest.Load()), 2*timeout+2*time.Second; got > limit {
+				t.Errorf("slowest hit took %v, want under %v", got, limit)
+			}
+		})
+	}
+}
+
+// The same visitor's hit reaching two processes at the same instant is
+// counted once.
+func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
+	r := testenv.StartRedis(t)
+	// A generous Redis deadline: this test is about exactness, and on a
+	// loaded machine a limit that times out lets its hit through.
+	slow := func(c *config.Config) { c.RedisTimeout = 2 * time.Second }
+	a := apptest.New(t, hitLimits(r, 0, 30*time.Second), slow)
+	b := apptest.NewWithDSN(t, a.DSN, hitLimits(r, 0, 30*time.Second), slow)
+	for _, env := range []*apptest.Env{a, b} { // salt fetched, script loaded
+		hitValue(t, env, "hits/warm", "User-Agent: warm-up")
+	}
+	const visitors = 10
+	var wg sync.WaitGroup
+	for v := range visitors {
+		for _, env := range []*apptest.Env{a, b, a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := env.TryDo("GET", "/v1/hits/hits%2Fsame", "", fmt.Sprintf("User-Agent: agent-%d", v))
+				if err != nil || res.Status != 200 {
+					t.Errorf("hit: %v, status %d", err, res.Status)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if got := storedValue(t, a, "hits/same"); got != visitors {
+		t.Errorf("stored %d, want %d: one count per visitor", got, visitors)
+	}
+}
