@@ -29,6 +29,10 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	// The later pages are read after the handler has returned: they keep
+	// the request's values (who is asking, for the keys' checks) but not
+	// its end.
+	base := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		enc := json.NewEncoder(w)
 		for {
@@ -41,7 +45,7 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 				return
 			}
 			f.After = *page.NextAfter
-			ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+			ctx, cancel := context.WithTimeout(base, h.timeout)
 			page, err = h.svc.List(ctx, f)
 			cancel()
 			if err != nil {
