@@ -129,9 +129,14 @@ mariadbd_bin() {
 
 # free_port prints a port on 127.0.0.1 that nothing listened on a moment ago.
 free_port() {
-  local port
+  local port low high
+  # Below the kernel's ephemeral range: a port in it may be the local end of
+  # an outgoing connection at the moment the service binds it, which nothing
+  # listening shows.
+  read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+  [ "$low" -gt 21000 ] || low=32768
   for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 30000))
+    port=$((20000 + RANDOM % (low - 20000)))
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
   done
   die "found no free port"
