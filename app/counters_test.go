@@ -164,7 +164,7 @@ func TestBearerTokenGuardsTheAPIWhenSet(t *testing.T) {
 
 func TestOversizedBodyIs413(t *testing.T) {
 	e := apptest.New(t, func(c *config.Config) { c.BodyLimit = 4096 })
-	r := e.Do(t, "POST", "/v1/counters/big/increment", `{"by":1,"pad":"`+strings.Repeat("x", 5000)+`"}`)
+	r := announceBody(t, e, "/v1/counters/big/increment", 5000)
 	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {
 		t.Fatalf("got %d %s", r.Status, r.Body)
 	}
