@@ -84,6 +84,10 @@ func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
 		{"label_color=orange", 200, `fill="#fe7d37"`},
 		{"style=3d", 400, ""},
 		{"labelColor=nocolour", 400, ""},
+		{"color=purple", 200, `fill="#800080"`},
+		{"color=rgba(0%2C126%2C198%2C.5)", 200, `fill="rgba(0,126,198,0.5)"`},
+		{"labelColor=hsl(0%2C100%25%2C50%25)", 200, `fill="#ff0000"`},
+		{"color=rgb(1%2C2%2C3)%22%2F%3E%3Cscript%3E", 400, ""},
 	}
 	for _, tc := range tests {
 		res := env.Do(t, "GET", "/v1/counters/hits%2Fs/badge.svg?"+tc.query, "")

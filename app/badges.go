@@ -47,7 +47,7 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 		}
 		col, err := badge.ParseColor(string(args.Peek(p.key)))
 		if err != nil {
-			return b, counters.Errorf(counters.EINVALID, "%s must be a colour name such as blue, or hex such as 007ec6.", p.key)
+			return b, counters.Errorf(counters.EINVALID, "%s must be a colour: a name such as blue or purple, hex such as 007ec6, or rgb(), rgba(), hsl() or hsla() with numbers.", p.key)
 		}
 		*p.dst = col
 	}

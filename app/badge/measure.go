@@ -1,79 +1,110 @@
 package badge
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	_ "embed"
-	"sync"
-
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/opentype"
-	"golang.org/x/image/math/fixed"
+	"encoding/binary"
+	"sort"
 )
 
-// DejaVu Sans is embedded because its metrics are close to Verdana's (both
-// descend from the same design brief), which is the first font the badge asks
-// the browser for. Measuring a real font, rather than guessing a width per
-// character, keeps "WWW" and "iii" from getting the same box. Licence:
-// LICENSE-DejaVuSans.txt.
+// Text is measured as shields.io measures it: with anafanafo's tables of
+// Verdana's advance widths (LICENSE-anafanafo.txt), which badge-maker uses
+// for every badge, so that a badge here is as wide as shields' badge of the
+// same text. gen_widths.go converts the tables; widths.bin.gz says how
+// they are stored.
 //
-//go:embed DejaVuSans.ttf
-var dejaVuSans []byte
+//go:generate go run gen_widths.go
+//go:embed widths.bin.gz
+var widthsData []byte
 
-// fontSize is the badge's font size in CSS pixels; at 72 DPI one point is one
-// pixel, so the face's advances come out in pixels.
-const fontSize = 11
+// font is one of anafanafo's tables.
+type font struct {
+	ascii  [128]float64 // widths of ASCII, the text of almost every badge
+	ranges []span       // every range, sorted, for the rest
+	em     float64      // the width of a code point the table lacks: that of "m", as anafanafo guesses
+}
 
-var (
-	// asciiAdvance holds the advance of every ASCII rune, computed once at
-	// start-up: almost every label and value is ASCII, and the table can be
-	// read by any number of goroutines without a lock.
-	asciiAdvance [128]fixed.Int26_6
+// span is a range of code points of one width, in hundredths of a pixel.
+type span struct {
+	first, last rune
+	width       uint16
+}
 
-	// face measures the rare non-ASCII rune. An opentype face keeps a scratch
-	// buffer and is not safe for concurrent use, hence the mutex.
-	faceMu sync.Mutex
-	face   font.Face
-)
+// The fonts of shields' styles: Verdana 11px for flat, flat-square and
+// plastic; for-the-badge measures its label in Verdana 10px and its message
+// in bold Verdana 10px.
+var verdana11, verdana10, verdana10Bold = loadFonts()
 
-func init() {
-	f, err := opentype.Parse(dejaVuSans)
+func loadFonts() (*font, *font, *font) {
+	zr, err := gzip.NewReader(bytes.NewReader(widthsData))
 	if err != nil {
-		// The font is compiled into the binary; failing to parse it is a
+		// The tables are compiled into the binary; failing to read them is a
 		// build defect, not a runtime condition.
-		panic("badge: parse embedded DejaVu Sans: " + err.Error())
+		panic("badge: read the embedded width tables: " + err.Error())
 	}
-	face, err = opentype.NewFace(f, &opentype.FaceOptions{Size: fontSize, DPI: 72, Hinting: font.HintingNone})
-	if err != nil {
-		panic("badge: open embedded DejaVu Sans: " + err.Error())
-	}
-	for r := rune(0); r < 128; r++ {
-		asciiAdvance[r] = glyphAdvance(r)
-	}
-}
-
-// glyphAdvance asks the face for r's advance. A rune the font lacks (CJK,
-// emoji) is counted as one em: browsers draw those with a fallback font whose
-// glyphs are roughly square, and textLength squeezes the rest.
-func glyphAdvance(r rune) fixed.Int26_6 {
-	faceMu.Lock()
-	adv, ok := face.GlyphAdvance(r)
-	faceMu.Unlock()
-	if !ok {
-		return fixed.I(fontSize)
-	}
-	return adv
-}
-
-// textWidth returns the width of s in pixels at the badge's font size.
-// Kerning is left out: the sfnt package reads only the legacy kern table, and
-// the browser is told the exact length through textLength anyway.
-func textWidth(s string) float64 {
-	var w fixed.Int26_6
-	for _, r := range s {
-		if r >= 0 && r < 128 {
-			w += asciiAdvance[r]
-		} else {
-			w += glyphAdvance(r)
+	r := bufio.NewReader(zr)
+	fonts := make([]*font, 3)
+	for i := range fonts {
+		if fonts[i], err = readFont(r); err != nil {
+			panic("badge: read the embedded width tables: " + err.Error())
 		}
 	}
-	return float64(w) / 64
+	return fonts[0], fonts[1], fonts[2]
+}
+
+func readFont(r *bufio.Reader) (*font, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, err
+	}
+	f := &font{ranges: make([]span, n)}
+	next := uint64(0)
+	for i := range f.ranges {
+		var v [3]uint64
+		for k := range v {
+			if v[k], err = binary.ReadUvarint(r); err != nil {
+				return nil, err
+			}
+		}
+		first := next + v[0]
+		f.ranges[i] = span{first: rune(first), last: rune(first + v[1]), width: uint16(v[2])}
+		next = first + v[1] + 1
+	}
+	f.em = f.advance('m')
+	for c := range f.ascii {
+		f.ascii[c] = f.advance(rune(c))
+	}
+	return f, nil
+}
+
+// advance is r's width, as anafanafo's widthOfCharCode with guessing on:
+// control characters are 0 wide, and a code point outside every range is
+// as wide as "m".
+func (f *font) advance(r rune) float64 {
+	if r <= 31 || r == 127 {
+		return 0
+	}
+	i := sort.Search(len(f.ranges), func(i int) bool { return f.ranges[i].last >= r })
+	if i == len(f.ranges) || f.ranges[i].first > r {
+		return f.em
+	}
+	// A whole number of hundredths divided by 100 is the float64 nearest
+	// the two-decimal width, as JavaScript reads it from anafanafo's JSON.
+	return float64(f.ranges[i].width) / 100
+}
+
+// width is the width of s in pixels. It adds in float64 from left to right,
+// as anafanafo does, so that it floors to the same whole pixel.
+func (f *font) width(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		if r < 128 {
+			w += f.ascii[r]
+		} else {
+			w += f.advance(r)
+		}
+	}
+	return w
 }
