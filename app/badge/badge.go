@@ -99,9 +99,9 @@ func Render(o Options) []byte {
 	}
 	var l layout
 	if lk.forTheBadge {
-		l = forTheBadge(label, value)
+		l = forTheBadge(fonts(), label, value)
 	} else {
-		l = flat(label, value, labelGiven)
+		l = flat(fonts().verdana11, label, value, labelGiven)
 	}
 	total := num(l.left + l.right)
 	h := strconv.Itoa(lk.height)
@@ -163,7 +163,7 @@ func Render(o Options) []byte {
 // up to an odd one (so the centred text starts on a half pixel, for crisper
 // edges), 5 pixels either side. A given label colour keeps an (empty) label
 // box, as in shields.
-func flat(label, value string, labelColorGiven bool) layout {
+func flat(verdana11 *font, label, value string, labelColorGiven bool) layout {
 	const padding = 5
 	var l layout
 	if label != "" {
@@ -190,15 +190,15 @@ func flat(label, value string, labelColorGiven bool) layout {
 // forTheBadge lays out shields' for-the-badge style: capitals measured in
 // Verdana 10px (the value in bold), floored, plus 1.25 pixels of letter
 // spacing per UTF-16 code unit as shields counts them, 12 pixels either side.
-func forTheBadge(label, value string) layout {
+func forTheBadge(fs fontSet, label, value string) layout {
 	const margin, spacing = 12, 1.25
 	var l layout
 	if label != "" {
-		l.labelLen = math.Floor(verdana10.width(label)) + spacing*float64(utf16Len(label))
+		l.labelLen = math.Floor(fs.verdana10.width(label)) + spacing*float64(utf16Len(label))
 		l.left = l.labelLen + 2*margin
 	}
 	if value != "" {
-		l.valLen = math.Floor(verdana10Bold.width(value)) + spacing*float64(utf16Len(value))
+		l.valLen = math.Floor(fs.verdana10Bold.width(value)) + spacing*float64(utf16Len(value))
 	}
 	l.right = l.valLen + 2*margin
 	l.labelX = margin + l.labelLen/2

@@ -505,8 +505,8 @@ func TestValidateLabel(t *testing.T) {
 	}
 }
 
-// Non-ASCII runes go through the shared font face; with -race this proves the
-// face is guarded.
+// Badges are drawn concurrently, and the first ones load the shared width
+// tables: with -race this proves both safe.
 func TestRenderIsSafeForConcurrentUse(t *testing.T) {
 	want := badge.Render(badge.Options{Label: "Zähler 访问", Value: "1 234 €"})
 	var wg sync.WaitGroup

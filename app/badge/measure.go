@@ -1,12 +1,16 @@
 package badge
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	_ "embed"
 	"encoding/binary"
+	"errors"
+	"io"
+	"math"
 	"sort"
+	"sync"
+	"unicode"
 )
 
 // Text is measured as shields.io measures it: with anafanafo's tables of
@@ -32,51 +36,79 @@ type span struct {
 	width       uint16
 }
 
-// The fonts of shields' styles: Verdana 11px for flat, flat-square and
-// plastic; for-the-badge measures its label in Verdana 10px and its message
-// in bold Verdana 10px.
-var verdana11, verdana10, verdana10Bold = loadFonts()
+// fontSet is the fonts of shields' styles: Verdana 11px for flat,
+// flat-square and plastic; for-the-badge measures its label in Verdana 10px
+// and its value in bold Verdana 10px.
+type fontSet struct {
+	verdana11, verdana10, verdana10Bold *font
+}
 
-func loadFonts() (*font, *font, *font) {
-	zr, err := gzip.NewReader(bytes.NewReader(widthsData))
+// fonts reads the tables on the first badge, not at start-up: about 400 KB
+// and a few milliseconds that a process drawing no badge need not spend.
+var fonts = sync.OnceValue(func() fontSet {
+	set, err := readFonts()
 	if err != nil {
 		// The tables are compiled into the binary; failing to read them is a
 		// build defect, not a runtime condition.
 		panic("badge: read the embedded width tables: " + err.Error())
 	}
-	r := bufio.NewReader(zr)
-	fonts := make([]*font, 3)
-	for i := range fonts {
-		if fonts[i], err = readFont(r); err != nil {
-			panic("badge: read the embedded width tables: " + err.Error())
+	return set
+})
+
+func readFonts() (fontSet, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(widthsData))
+	if err != nil {
+		return fontSet{}, err
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return fontSet{}, err
+	}
+	var set fontSet
+	for _, f := range []**font{&set.verdana11, &set.verdana10, &set.verdana10Bold} {
+		if *f, data, err = readFont(data); err != nil {
+			return fontSet{}, err
 		}
 	}
-	return fonts[0], fonts[1], fonts[2]
+	if len(data) != 0 {
+		return fontSet{}, errors.New("trailing bytes")
+	}
+	return set, nil
 }
 
-func readFont(r *bufio.Reader) (*font, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil {
-		return nil, err
+// readFont reads one table from the front of data and returns the rest.
+func readFont(data []byte) (*font, []byte, error) {
+	bad := false
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(data)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		data = data[n:]
+		return v
 	}
-	f := &font{ranges: make([]span, n)}
+	count := uvarint()
+	if bad || count > uint64(len(data)) {
+		return nil, nil, errors.New("truncated table")
+	}
+	f := &font{ranges: make([]span, count)}
 	next := uint64(0)
 	for i := range f.ranges {
-		var v [3]uint64
-		for k := range v {
-			if v[k], err = binary.ReadUvarint(r); err != nil {
-				return nil, err
-			}
+		first := next + uvarint()
+		last := first + uvarint()
+		width := uvarint()
+		if bad || last > unicode.MaxRune || width > math.MaxUint16 {
+			return nil, nil, errors.New("truncated or malformed table")
 		}
-		first := next + v[0]
-		f.ranges[i] = span{first: rune(first), last: rune(first + v[1]), width: uint16(v[2])}
-		next = first + v[1] + 1
+		f.ranges[i] = span{first: rune(first), last: rune(last), width: uint16(width)}
+		next = last + 1
 	}
 	f.em = f.advance('m')
 	for c := range f.ascii {
 		f.ascii[c] = f.advance(rune(c))
 	}
-	return f, nil
+	return f, data, nil
 }
 
 // advance is r's width, as anafanafo's widthOfCharCode with guessing on:
