@@ -33,7 +33,7 @@ var defaultLabelColor, defaultColor = hexColor(DefaultLabelColor[1:]), hexColor(
 // handler that wants to reject bad input with 400 should call ValidateLabel
 // and ParseColor itself first.
 type Options struct {
-	Label      string // left, grey part; "" draws the value part alone
+	Label      string // left, grey part; "": the value alone (shields keeps an empty box for a LabelColor, but in for-the-badge)
 	Value      string // right, coloured part, usually from FormatValue
 	Color      string // value background; default DefaultColor
 	LabelColor string // label background; default DefaultLabelColor
