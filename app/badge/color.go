@@ -255,7 +255,10 @@ func (p *scanner) rgb() (color, bool) {
 }
 
 // hueUnits converts a hue's unit to degrees.
-var hueUnits = map[string]float64{"deg": 1, "grad": 0.9, "rad": 180 / math.Pi, "turn": 360}
+var hueUnits = []struct {
+	name string
+	deg  float64
+}{{"deg", 1}, {"grad", 0.9}, {"rad", 180 / math.Pi}, {"turn", 360}}
 
 // hsl reads "h[unit], s%, l%[, a])".
 func (p *scanner) hsl() (color, bool) {
@@ -265,9 +268,9 @@ func (p *scanner) hsl() (color, bool) {
 		return color{}, false
 	}
 	h := float64(n)
-	for unit, deg := range hueUnits {
-		if p.word(unit) {
-			h *= deg
+	for _, u := range hueUnits {
+		if p.word(u.name) {
+			h *= u.deg
 			break
 		}
 	}
