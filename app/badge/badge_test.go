@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -563,4 +564,21 @@ func TestRenderStyles(t *testing.T) {
 			t.Errorf("style %q: rounded corners %v, want %v", tc.style, !square, square)
 		}
 	}
+}
+
+// Whatever a colour parameter holds, an accepted colour reaches the SVG only
+// as "#rrggbb" or "rgba(r,g,b,a)" rebuilt from numbers. The seeds run with
+// every go test; go test -fuzz FuzzParseColor explores further.
+func FuzzParseColor(f *testing.F) {
+	for _, s := range []string{"purple", "#abc", "abc", "#aabbccdd", "rgb(1,2,3)", "rgba(1 2 3 / 50%)", "hsla(10turn,5%,5%,.5)",
+		`rgb(1,2,3)"/><script>`, "rgb(1,2,3,0.5)\x00", "hsl(1e9,100%,50%)", "RGB(300,300,300)", "rgba(1,2,3,.999999)"} {
+		f.Add(s)
+	}
+	safe := regexp.MustCompile(`^(#[0-9a-f]{6}|rgba\((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9]),(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9]),(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9]),(0|0\.[0-9]{1,3}|1)\))$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := badge.ParseColor(s)
+		if err == nil && !safe.MatchString(got) {
+			t.Fatalf("ParseColor(%q) = %q, not a rebuilt colour", s, got)
+		}
+	})
 }
