@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -66,6 +67,10 @@ type exchange struct {
 	headers            []string
 	announce           int // > 0: send the headers alone, announcing a body of this many bytes
 	status             int
+	// unwritable: why openapi.yaml's schemas cannot refuse this 400 (by
+	// default they must: the refusals are written as schemas where they
+	// can be, so that a client validating its requests learns them).
+	unwritable string
 }
 
 func (x exchange) String() string {
@@ -119,6 +124,7 @@ func (s *spec) check(t *testing.T, x exchange, r apptest.Response) {
 	s.seen[op][r.Status] = true
 	s.mu.Unlock()
 
+	s.checkRequest(t, x, route, params)
 	if route.Operation.Responses.Status(r.Status) == nil {
 		t.Errorf("%s: operation %s does not list status %d (answered %s)", x, op, r.Status, r.Body)
 		return
@@ -150,6 +156,43 @@ func (s *spec) check(t *testing.T, x exchange, r apptest.Response) {
 	res.SetBodyBytes(r.Body)
 	if err := openapi3filter.ValidateResponse(context.Background(), res); err != nil {
 		t.Errorf("%s: the answer does not match operation %s: %v\nbody: %.300s", x, op, err, r.Body)
+	}
+}
+
+// checkRequest holds the spec's request schemas to what the service
+// does: a request it accepts passes them, and one it refuses as invalid
+// (400) fails them, unless x says why no schema can refuse it.
+func (s *spec) checkRequest(t *testing.T, x exchange, route *routers.Route, params map[string]string) {
+	t.Helper()
+	if x.announce > 0 {
+		return
+	}
+	var err error
+	req := httptest.NewRequest(x.method, "http://service"+x.path, strings.NewReader(x.body))
+	if x.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range x.headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	// The router leaves path parameters percent-encoded; their schemas
+	// describe the values (a counter's name, not its URL form).
+	values := map[string]string{}
+	for k, v := range params {
+		if values[k], err = url.PathUnescape(v); err != nil {
+			t.Errorf("%s: %v", x, err)
+		}
+	}
+	err = openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: values, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+	switch {
+	case (x.status < 300 || x.status == http.StatusNotModified) && err != nil:
+		t.Errorf("%s: the service accepts it, openapi.yaml refuses it: %v", x, err)
+	case x.status == http.StatusBadRequest && x.unwritable == "" && err == nil:
+		t.Errorf("%s: the service refuses it, openapi.yaml's schemas accept it", x)
 	}
 }
 
@@ -237,11 +280,13 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/counters/reset", body: `{"all": true}`, status: 200},
 		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1), item("c", -1)), status: 200},
 		{method: "GET", path: "/v1/counters/a/history?step=hour&tz=Europe/Berlin", status: 200},
+		{method: "GET", path: "/v1/counters/a/history?from=2025-04-01T09:00:00.5%2B02:00&to=2025-04-02", status: 200},
 		{method: "GET", path: "/v1/history?prefix=a&step=month&from=2025-01&to=2025-07", status: 200},
 		{method: "GET", path: "/v1/export?prefix=a", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=views&format=comma", status: 200},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?show=today_total", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?label=&color=BrightGreen&label_color=%23AbC", status: 200},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?color=blue", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/history?step=day", status: 200},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "ROCK", "title": "Rock"}`, status: 201},
@@ -252,6 +297,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/companies/1/tickets/ninja-2", status: 200},
 		{method: "DELETE", path: b + "/tickets/3", status: 204},
 		{method: "POST", path: "/v1/keys", body: `{"name": "shop B", "scopes": ["read", "write"], "prefixes": ["shopB/"], "companies": [1]}`, status: 201},
+		{method: "POST", path: "/v1/keys", body: `{"name": "everything", "scopes": ["read"], "prefixes": [""], "expires_at": "2999-01-01T00:00:00Z"}`, status: 201},
 		{method: "GET", path: "/v1/keys", status: 200},
 		{method: "GET", path: spareKey, status: 200},
 		{method: "DELETE", path: spareKey, status: 204},
@@ -259,7 +305,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	// The documented refusals, each provoked.
 	refused := []exchange{
 		// 400 invalid_argument
-		{method: "POST", path: "/v1/counters/a/increment?by=1", body: `{"by": 1}`, status: 400},
+		{method: "POST", path: "/v1/counters/a/increment?by=1", body: `{"by": 1}`, status: 400,
+			unwritable: "the step given twice, in the query and in the body: no one schema sees both"},
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 1.5}`, status: 400},
 		{method: "GET", path: "/v1/counters/bad%01name", status: 400},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1, "colour": "red"}`, status: 400},
@@ -274,7 +321,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?style=round", status: 400},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?format=roman", status: 400},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?show=yesterday", status: 400},
-		{method: "GET", path: "/v1/hits/hits%2Fpage/history?tz=Mars%2FOlympus", status: 400},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/history?tz=Mars%2FOlympus", status: 400,
+			unwritable: "a zone the zone database does not have: a schema cannot list the database"},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "1X", "title": "Bad"}`, status: 400},
 		{method: "GET", path: "/v1/boards/x", status: 400},
 		{method: "POST", path: b + "/tickets", body: `{"title": ""}`, status: 400},
@@ -285,6 +333,34 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["everything"]}`, status: 400},
 		{method: "GET", path: "/v1/keys/x", status: 400},
 		{method: "DELETE", path: "/v1/keys/0", status: 400},
+		{method: "GET", path: "/v1/counters?prefix=%01", status: 400},
+		{method: "GET", path: "/v1/counters?limit=ten", status: 400},
+		{method: "GET", path: "/v1/counters/" + strings.Repeat("%C3%A9", 128), status: 400,
+			unwritable: "256 bytes in 128 characters: a schema's maxLength counts characters"},
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": "1"}`, status: 400},
+		{method: "POST", path: "/v1/counters/a/increment", headers: []string{"Idempotency-Key: " + strings.Repeat("k", 256)}, status: 400},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1, "min": 5, "max": 1}`, status: 400,
+			unwritable: "min above max: a schema cannot compare two of the values"},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "a", "all": true}`, status: 400},
+		{method: "POST", path: "/v1/counters/batch", body: `{"increments": [{"name": "a"}]}`, status: 400},
+		{method: "GET", path: "/v1/counters/a/history?from=yesterday", status: 400},
+		{method: "GET", path: "/v1/counters/a/history?from=2025-02-01&to=2025-01-01", status: 400,
+			unwritable: "from after to: a schema cannot compare two parameters"},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=" + strings.Repeat("x", 65), status: 400},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=a%01", status: 400},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?color=%23ff00", status: 400},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 0, "slug": "ZERO", "title": "Zero"}`, status: 400},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "BLANK", "title": "   "}`, status: 400},
+		{method: "POST", path: b + "/tickets", body: `{"title": "x", "description": null}`, status: 400},
+		{method: "POST", path: b + "/tickets", body: `{"title": "x", "description": "` + strings.Repeat("d", 3001) + `"}`, status: 400},
+		{method: "GET", path: b + "/tickets?after=-1", status: 400},
+		{method: "GET", path: "/v1/companies/1/tickets/NINJA-07", status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "", "scopes": ["read"]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": []}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "prefixes": ["a\u0001"]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "companies": [0]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "expires_at": "2001-01-01T00:00:00Z"}`, status: 400,
+			unwritable: "a time in the past: a schema has no clock"},
 		// 401 unauthenticated: a wrong token (a missing one is replayed below)
 		{method: "GET", path: "/v1/counters/a", headers: []string{"Authorization: Bearer wrong"}, status: 401},
 		// 403 permission_denied: reserved names, names outside the public
