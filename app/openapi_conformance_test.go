@@ -625,3 +625,21 @@ func validateError(t *testing.T, schema *openapi3.Schema, what string, body []by
 		t.Errorf("%s: body %s is not the spec's Error: %v", what, body, err)
 	}
 }
+
+// Every route the service serves, HEAD and OPTIONS included, is an
+// operation of openapi.yaml (TestOpenAPIDocumentsExactlyTheServedRoutes
+// holds the other methods both ways; TestEveryAnswerMatchesOpenAPI
+// exercises every operation).
+func TestOpenAPIListsEveryHeadAndOptionsRoute(t *testing.T) {
+	s := loadSpec(t)
+	e := apptest.New(t)
+	for _, r := range e.App.GetRoutes(true) {
+		if r.Method != http.MethodHead && r.Method != http.MethodOptions || strings.Contains(r.Path, "*") {
+			continue
+		}
+		item := s.doc.Paths.Value(fiberParam.ReplaceAllString(r.Path, "{$1}"))
+		if item == nil || item.GetOperation(r.Method) == nil {
+			t.Errorf("%s %s is served but not in openapi.yaml", r.Method, r.Path)
+		}
+	}
+}
