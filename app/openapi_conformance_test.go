@@ -142,6 +142,10 @@ func (s *spec) check(t *testing.T, x exchange, r apptest.Response) {
 		if len(r.Body) != 0 {
 			t.Errorf("%s: HEAD answered with a body", x)
 		}
+		content := route.Operation.Responses.Status(r.Status).Value.Content
+		if ct := r.Header.Get("Content-Type"); len(content) > 0 && content.Get(ct) == nil {
+			t.Errorf("%s: Content-Type %q is not one operation %s lists", x, ct, op)
+		}
 	case r.Status == http.StatusNotModified:
 		// Skipped by kin-openapi too: no body, and the ETag must be there.
 		if r.Header.Get("ETag") == "" || len(r.Body) != 0 {
@@ -156,6 +160,32 @@ func (s *spec) check(t *testing.T, x exchange, r apptest.Response) {
 	res.SetBodyBytes(r.Body)
 	if err := openapi3filter.ValidateResponse(context.Background(), res); err != nil {
 		t.Errorf("%s: the answer does not match operation %s: %v\nbody: %.300s", x, op, err, r.Body)
+	}
+	if r.Header.Get("Content-Type") == "application/x-ndjson" && x.method == http.MethodGet {
+		s.checkLines(t, x, r.Body)
+	}
+}
+
+// checkLines holds each line of a JSON-lines answer (the export) to the
+// schema the spec gives its lines: a Counter, or an Error that ends it.
+func (s *spec) checkLines(t *testing.T, x exchange, body []byte) {
+	t.Helper()
+	counter := s.doc.Components.Schemas["Counter"].Value
+	errSchema := s.doc.Components.Schemas["Error"].Value
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	for i, line := range lines {
+		var v any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Errorf("%s: line %d is not JSON: %q", x, i+1, line)
+			continue
+		}
+		schema := counter
+		if i == len(lines)-1 && strings.HasPrefix(line, `{"error"`) {
+			schema = errSchema
+		}
+		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s: line %d does not match its schema: %v", x, i+1, err)
+		}
 	}
 }
 
