@@ -274,13 +274,24 @@ func TestSnippetIsGzippedAndRevalidates(t *testing.T) {
 // by its length is tested without racing TCP.
 func announceBody(t *testing.T, e *apptest.Env, path string, n int) apptest.Response {
 	t.Helper()
+	return announceBodyTo(t, e, "POST", path, n)
+}
+
+// announceBodyTo is announceBody for any method, with headers ("Key:
+// value") of its own.
+func announceBodyTo(t *testing.T, e *apptest.Env, method, path string, n int, headers ...string) apptest.Response {
+	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, n)
+	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, path, n)
+	for _, h := range headers {
+		fmt.Fprintf(conn, "%s\r\n", h)
+	}
+	fmt.Fprint(conn, "\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)

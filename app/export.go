@@ -29,6 +29,12 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	if c.Method() == fiber.MethodHead {
+		// The headers alone: a stream writer would still end a chunked
+		// body with its last line, which the client of a HEAD reads as
+		// the start of the next answer on the connection.
+		return nil
+	}
 	// The later pages are read after the handler has returned: they keep
 	// the request's values (who is asking, for the keys' checks) but not
 	// its end.

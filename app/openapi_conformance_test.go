@@ -1,0 +1,677 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"countersvc/internal/apptest"
+	"countersvc/internal/config"
+	"countersvc/internal/testenv"
+)
+
+// The bodies that are not JSON are checked as text against their schema
+// (type: string): their media type is what the spec holds them to.
+func init() {
+	for _, mime := range []string{"application/x-ndjson", "application/javascript", "image/svg+xml", "text/html"} {
+		openapi3filter.RegisterBodyDecoder(mime, openapi3filter.PlainBodyDecoder)
+	}
+}
+
+// spec is openapi.yaml as a client library reads it (kin-openapi), with a
+// router that finds each request's operation, and the record of which
+// operations answered with which statuses.
+type spec struct {
+	doc    *openapi3.T
+	router routers.Router
+
+	mu   sync.Mutex
+	seen map[string]map[int]bool // operationId -> statuses answered
+}
+
+func loadSpec(t *testing.T) *spec {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile("../openapi.yaml")
+	if err != nil {
+		t.Fatalf("loading openapi.yaml: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.yaml is not a valid OpenAPI document: %v", err)
+	}
+	doc.Servers = nil // the test's services listen on ports of their own
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &spec{doc: doc, router: router, seen: map[string]map[int]bool{}}
+}
+
+// exchange is one request and the status it must be answered with.
+type exchange struct {
+	method, path, body string
+	headers            []string
+	announce           int // > 0: send the headers alone, announcing a body of this many bytes
+	status             int
+	// unwritable: why openapi.yaml's schemas cannot refuse this 400 (by
+	// default they must: the refusals are written as schemas where they
+	// can be, so that a client validating its requests learns them).
+	unwritable string
+}
+
+func (x exchange) String() string {
+	s := fmt.Sprintf("%s %s %d", x.method, x.path, x.status)
+	if x.body != "" {
+		s += " " + x.body
+	}
+	return s
+}
+
+// do sends x to e and holds the answer to x.status and to the spec.
+func (s *spec) do(t *testing.T, e *apptest.Env, x exchange) apptest.Response {
+	t.Helper()
+	var r apptest.Response
+	if x.announce > 0 {
+		r = announceBodyTo(t, e, x.method, x.path, x.announce, x.headers...)
+	} else {
+		r = e.Do(t, x.method, x.path, x.body, x.headers...)
+	}
+	if r.Status != x.status {
+		t.Errorf("%s: answered %d %s", x, r.Status, r.Body)
+	}
+	s.check(t, x, r)
+	return r
+}
+
+// check validates an answer against the operation the spec has for its
+// request: the status is one the operation lists, the headers it declares
+// have their schemas (required ones are there), and the body is of a
+// documented media type and matches its schema.
+func (s *spec) check(t *testing.T, x exchange, r apptest.Response) {
+	t.Helper()
+	if r.Header.Get("X-Request-ID") == "" {
+		t.Errorf("%s: no X-Request-ID", x)
+	}
+	req := httptest.NewRequest(x.method, "http://service"+x.path, nil)
+	for _, h := range x.headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	route, params, err := s.router.FindRoute(req)
+	if err != nil {
+		t.Errorf("%s: openapi.yaml has no operation for it: %v", x, err)
+		return
+	}
+	op := route.Operation.OperationID
+	s.mu.Lock()
+	if s.seen[op] == nil {
+		s.seen[op] = map[int]bool{}
+	}
+	s.seen[op][r.Status] = true
+	s.mu.Unlock()
+
+	s.checkRequest(t, x, route, params)
+	if route.Operation.Responses.Status(r.Status) == nil {
+		t.Errorf("%s: operation %s does not list status %d (answered %s)", x, op, r.Status, r.Body)
+		return
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route}
+	switch {
+	case x.method == http.MethodHead:
+		// kin-openapi skips HEAD answers whole; their status and headers
+		// are checked as a GET's would be, against the HEAD operation.
+		get := req.Clone(req.Context())
+		get.Method = http.MethodGet
+		in.Request = get
+		opts.ExcludeResponseBody = true
+		if len(r.Body) != 0 {
+			t.Errorf("%s: HEAD answered with a body", x)
+		}
+		content := route.Operation.Responses.Status(r.Status).Value.Content
+		if ct := r.Header.Get("Content-Type"); len(content) > 0 && content.Get(ct) == nil {
+			t.Errorf("%s: Content-Type %q is not one operation %s lists", x, ct, op)
+		}
+	case r.Status == http.StatusNotModified:
+		// Skipped by kin-openapi too: no body, and the ETag must be there.
+		if r.Header.Get("ETag") == "" || len(r.Body) != 0 {
+			t.Errorf("%s: 304 needs an ETag and no body", x)
+		}
+		return
+	}
+	in.Options = opts
+	res := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: r.Status, Header: r.Header, Options: opts,
+	}
+	res.SetBodyBytes(r.Body)
+	if err := openapi3filter.ValidateResponse(context.Background(), res); err != nil {
+		t.Errorf("%s: the answer does not match operation %s: %v\nbody: %.300s", x, op, err, r.Body)
+	}
+	if r.Header.Get("Content-Type") == "application/x-ndjson" && x.method == http.MethodGet {
+		s.checkLines(t, x, r.Body)
+	}
+}
+
+// checkLines holds each line of a JSON-lines answer (the export) to the
+// schema the spec gives its lines: a Counter, or an Error that ends it.
+func (s *spec) checkLines(t *testing.T, x exchange, body []byte) {
+	t.Helper()
+	counter := s.doc.Components.Schemas["Counter"].Value
+	errSchema := s.doc.Components.Schemas["Error"].Value
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	for i, line := range lines {
+		var v any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Errorf("%s: line %d is not JSON: %q", x, i+1, line)
+			continue
+		}
+		schema := counter
+		if i == len(lines)-1 && strings.HasPrefix(line, `{"error"`) {
+			schema = errSchema
+		}
+		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s: line %d does not match its schema: %v", x, i+1, err)
+		}
+	}
+}
+
+// checkRequest holds the spec's request schemas to what the service
+// does: a request it accepts passes them, and one it refuses as invalid
+// (400) fails them, unless x says why no schema can refuse it.
+func (s *spec) checkRequest(t *testing.T, x exchange, route *routers.Route, params map[string]string) {
+	t.Helper()
+	if x.announce > 0 {
+		return
+	}
+	var err error
+	req := httptest.NewRequest(x.method, "http://service"+x.path, strings.NewReader(x.body))
+	if x.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range x.headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	// The router leaves path parameters percent-encoded; their schemas
+	// describe the values (a counter's name, not its URL form).
+	values := map[string]string{}
+	for k, v := range params {
+		if values[k], err = url.PathUnescape(v); err != nil {
+			t.Errorf("%s: %v", x, err)
+		}
+	}
+	err = openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: values, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+	switch {
+	case (x.status < 300 || x.status == http.StatusNotModified) && err != nil:
+		t.Errorf("%s: the service accepts it, openapi.yaml refuses it: %v", x, err)
+	case x.status == http.StatusBadRequest && x.unwritable == "" && err == nil:
+		t.Errorf("%s: the service refuses it, openapi.yaml's schemas accept it", x)
+	}
+}
+
+// operations lists every operationId of the spec.
+func (s *spec) operations() map[string]*openapi3.Operation {
+	ops := map[string]*openapi3.Operation{}
+	for _, item := range s.doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			ops[op.OperationID] = op
+		}
+	}
+	return ops
+}
+
+// answerNotProvoked lists the documented answers the conformance test does
+// not provoke, with why. Everything else openapi.yaml lists is answered at
+// least once.
+var answerNotProvoked = map[string]string{
+	"500":                    "a bug; nothing a request can cause on purpose",
+	"counterHistory 422":     "a period's count past the int64 range: it needs 2^63 of increments",
+	"prefixHistory 422":      "as counterHistory",
+	"hitHistory 422":         "as counterHistory",
+	"counterHistoryHead 422": "as counterHistory",
+	"prefixHistoryHead 422":  "as counterHistory",
+	"hitHistoryHead 422":     "as counterHistory",
+}
+
+// Every answer the service gives matches openapi.yaml, as a client library
+// validating against it (kin-openapi) sees it: each operation is driven
+// through its success and its documented refusals against the real
+// service (MariaDB and Redis), then again with MySQL down, and every
+// operation and every documented answer must have been seen.
+func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
+	s := loadSpec(t)
+	const token = "conformance-admin-token"
+	admin := "Authorization: Bearer " + token
+	withToken := func(c *config.Config) { c.APIToken = token }
+	rd := testenv.StartRedis(t)
+	e := apptest.NewWithCache(t, rd.URL(), withToken)
+
+	// The state the table reads and refuses to change.
+	for _, x := range []exchange{
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, status: 201},
+		{method: "PUT", path: "/v1/counters/gone", body: `{"value": 1}`, status: 201},
+		{method: "PUT", path: "/v1/counters/stock", body: `{"value": 0, "min": 0}`, status: 201},
+		{method: "PUT", path: "/v1/counters/hits%2Fpage", body: `{"value": 5}`, status: 201},
+		{method: "POST", path: "/v1/counters/a/increment", headers: []string{"Idempotency-Key: once"}, status: 200},
+	} {
+		s.do(t, e, withHeader(x, admin))
+	}
+	board := struct {
+		ID int64 `json:"id"`
+	}{}
+	s.do(t, e, exchange{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "ninja", "title": "Ninja"}`,
+		headers: []string{admin}, status: 201}).Decode(t, &board)
+	b := "/v1/boards/" + strconv.FormatInt(board.ID, 10)
+	for range 3 {
+		s.do(t, e, exchange{method: "POST", path: b + "/tickets", body: `{"title": "A ticket"}`, headers: []string{admin}, status: 201})
+	}
+	var reader, spare keyed
+	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "reader", "scopes": ["read"], "prefixes": ["shopA/"]}`,
+		headers: []string{admin}, status: 201}).Decode(t, &reader)
+	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "spare", "scopes": ["write"], "expires_at": null}`,
+		headers: []string{admin}, status: 201}).Decode(t, &spare)
+	asReader := bearerOf(reader.Secret)
+	spareKey := "/v1/keys/" + strconv.FormatInt(spare.ID, 10)
+
+	// One request per operation that succeeds: replayed without a token
+	// (401), and against a service whose MySQL is down (503).
+	succeeds := []exchange{
+		{method: "GET", path: "/healthz", status: 200},
+		{method: "GET", path: "/readyz", status: 200},
+		{method: "GET", path: "/metrics", status: 200},
+		{method: "GET", path: "/dashboard", status: 200},
+		{method: "GET", path: "/v1/snippet.js", status: 200},
+		{method: "POST", path: "/v1/counters/a/increment", status: 200},
+		{method: "POST", path: "/v1/counters/a/increment?by=-2", status: 200},
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 3}`, status: 200},
+		{method: "GET", path: "/v1/counters/a", status: 200},
+		{method: "PUT", path: "/v1/counters/b", body: `{"value": 7, "min": 0, "max": null}`, status: 201},
+		{method: "PUT", path: "/v1/counters/b", body: `{"value": 8}`, status: 200},
+		{method: "DELETE", path: "/v1/counters/gone", status: 204},
+		{method: "GET", path: "/v1/counters?prefix=&limit=2", status: 200},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "b", "value": 0}`, status: 200},
+		{method: "POST", path: "/v1/counters/reset", body: `{"all": true}`, status: 200},
+		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1), item("c", -1)), status: 200},
+		{method: "GET", path: "/v1/counters/a/history?step=hour&tz=Europe/Berlin", status: 200},
+		{method: "GET", path: "/v1/counters/a/history?from=2025-04-01T09:00:00.5%2B02:00&to=2025-04-02", status: 200},
+		{method: "GET", path: "/v1/history?prefix=a&step=month&from=2025-01&to=2025-07", status: 200},
+		{method: "GET", path: "/v1/export?prefix=a", status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage", status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=views&format=comma", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?show=today_total", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?label=&color=BrightGreen&label_color=%23AbC", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?color=blue", status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/history?step=day", status: 200},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "ROCK", "title": "Rock"}`, status: 201},
+		{method: "GET", path: b, status: 200},
+		{method: "POST", path: b + "/tickets", body: `{"title": "Stars", "description": "Missed."}`, status: 201},
+		{method: "GET", path: b + "/tickets?after=1&limit=1", status: 200},
+		{method: "GET", path: b + "/tickets/1", status: 200},
+		{method: "GET", path: "/v1/companies/1/tickets/ninja-2", status: 200},
+		{method: "DELETE", path: b + "/tickets/3", status: 204},
+		{method: "POST", path: "/v1/keys", body: `{"name": "shop B", "scopes": ["read", "write"], "prefixes": ["shopB/"], "companies": [1]}`, status: 201},
+		{method: "POST", path: "/v1/keys", body: `{"name": "everything", "scopes": ["read"], "prefixes": [""], "expires_at": "2999-01-01T00:00:00Z"}`, status: 201},
+		{method: "GET", path: "/v1/keys", status: 200},
+		{method: "GET", path: spareKey, status: 200},
+		{method: "DELETE", path: spareKey, status: 204},
+	}
+	// The documented refusals, each provoked.
+	refused := []exchange{
+		// 400 invalid_argument
+		{method: "POST", path: "/v1/counters/a/increment?by=1", body: `{"by": 1}`, status: 400,
+			unwritable: "the step given twice, in the query and in the body: no one schema sees both"},
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 1.5}`, status: 400},
+		{method: "GET", path: "/v1/counters/bad%01name", status: 400},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1, "colour": "red"}`, status: 400},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: abc"}, status: 400},
+		{method: "DELETE", path: "/v1/counters/" + strings.Repeat("n", 256), status: 400},
+		{method: "GET", path: "/v1/counters?limit=0", status: 400},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": ""}`, status: 400},
+		{method: "POST", path: "/v1/counters/batch", body: `{"increments": []}`, status: 400},
+		{method: "GET", path: "/v1/counters/a/history?step=week", status: 400},
+		{method: "GET", path: "/v1/history?step=day", status: 400},
+		{method: "GET", path: "/v1/hits/hits%2F%7F", status: 400},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?style=round", status: 400},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?format=roman", status: 400},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?show=yesterday", status: 400},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/history?tz=Mars%2FOlympus", status: 400,
+			unwritable: "a zone the zone database does not have: a schema cannot list the database"},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "1X", "title": "Bad"}`, status: 400},
+		{method: "GET", path: "/v1/boards/x", status: 400},
+		{method: "POST", path: b + "/tickets", body: `{"title": ""}`, status: 400},
+		{method: "GET", path: b + "/tickets?limit=1001", status: 400},
+		{method: "GET", path: b + "/tickets/0", status: 400},
+		{method: "DELETE", path: b + "/tickets/x", status: 400},
+		{method: "GET", path: "/v1/companies/1/tickets/NINJA", status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["everything"]}`, status: 400},
+		{method: "GET", path: "/v1/keys/x", status: 400},
+		{method: "DELETE", path: "/v1/keys/0", status: 400},
+		{method: "GET", path: "/v1/counters?prefix=%01", status: 400},
+		{method: "GET", path: "/v1/counters?limit=ten", status: 400},
+		{method: "GET", path: "/v1/counters/" + strings.Repeat("%C3%A9", 128), status: 400,
+			unwritable: "256 bytes in 128 characters: a schema's maxLength counts characters"},
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": "1"}`, status: 400},
+		{method: "POST", path: "/v1/counters/a/increment", headers: []string{"Idempotency-Key: " + strings.Repeat("k", 256)}, status: 400},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1, "min": 5, "max": 1}`, status: 400,
+			unwritable: "min above max: a schema cannot compare two of the values"},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "a", "all": true}`, status: 400},
+		{method: "POST", path: "/v1/counters/batch", body: `{"increments": [{"name": "a"}]}`, status: 400},
+		{method: "GET", path: "/v1/counters/a/history?from=yesterday", status: 400},
+		{method: "GET", path: "/v1/counters/a/history?from=2025-02-01&to=2025-01-01", status: 400,
+			unwritable: "from after to: a schema cannot compare two parameters"},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=" + strings.Repeat("x", 65), status: 400},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=a%01", status: 400},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?color=%23ff00", status: 400},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 0, "slug": "ZERO", "title": "Zero"}`, status: 400},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "BLANK", "title": "   "}`, status: 400},
+		{method: "POST", path: b + "/tickets", body: `{"title": "x", "description": null}`, status: 400},
+		{method: "POST", path: b + "/tickets", body: `{"title": "x", "description": "` + strings.Repeat("d", 3001) + `"}`, status: 400},
+		{method: "GET", path: b + "/tickets?after=-1", status: 400},
+		{method: "GET", path: "/v1/companies/1/tickets/NINJA-07", status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "", "scopes": ["read"]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": []}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "prefixes": ["a\u0001"]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "companies": [0]}`, status: 400},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"], "expires_at": "2001-01-01T00:00:00Z"}`, status: 400,
+			unwritable: "a time in the past: a schema has no clock"},
+		// 401 unauthenticated: a wrong token (a missing one is replayed below)
+		{method: "GET", path: "/v1/counters/a", headers: []string{"Authorization: Bearer wrong"}, status: 401},
+		// 403 permission_denied: reserved names, names outside the public
+		// prefixes, and a key outside its scope, prefixes or companies
+		{method: "POST", path: "/v1/counters/_x/increment", status: 403},
+		{method: "PUT", path: "/v1/counters/_x", body: `{"value": 1}`, status: 403},
+		{method: "DELETE", path: "/v1/counters/_x", status: 403},
+		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1), item("_x", 1)), status: 403},
+		{method: "GET", path: "/v1/counters/a", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/counters?prefix=a", headers: []string{asReader}, status: 403},
+		{method: "POST", path: "/v1/counters/reset", body: `{"all": true}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/counters/a/history", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/history?prefix=a", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/export?prefix=a", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/hits/private", status: 403},
+		{method: "GET", path: "/v1/hits/private/badge.svg", status: 403},
+		{method: "GET", path: "/v1/counters/a/badge.svg", status: 403},
+		{method: "GET", path: "/v1/counters/a/shields.json", status: 403},
+		{method: "GET", path: "/v1/hits/a/history", status: 403},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "NOPE", "title": "No"}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: b, headers: []string{asReader}, status: 403},
+		{method: "POST", path: b + "/tickets", body: `{"title": "No"}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: b + "/tickets", headers: []string{asReader}, status: 403},
+		{method: "GET", path: b + "/tickets/1", headers: []string{asReader}, status: 403},
+		{method: "DELETE", path: b + "/tickets/1", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/companies/1/tickets/NINJA-1", headers: []string{asReader}, status: 403},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["admin"]}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/keys", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/keys/1", headers: []string{asReader}, status: 403},
+		{method: "DELETE", path: "/v1/keys/1", headers: []string{asReader}, status: 403},
+		// 404 not_found
+		{method: "GET", path: "/v1/counters/nothing", status: 404},
+		{method: "DELETE", path: "/v1/counters/nothing", status: 404},
+		{method: "GET", path: "/v1/counters/nothing/history", status: 404},
+		{method: "GET", path: "/v1/counters/hits%2Fnothing/badge.svg", status: 404},
+		{method: "GET", path: "/v1/counters/hits%2Fnothing/shields.json", status: 404},
+		{method: "GET", path: "/v1/hits/hits%2Fnothing/history", status: 404},
+		{method: "GET", path: "/v1/boards/999999", status: 404},
+		{method: "POST", path: "/v1/boards/999999/tickets", body: `{"title": "Lost"}`, status: 404},
+		{method: "GET", path: "/v1/boards/999999/tickets", status: 404},
+		{method: "GET", path: b + "/tickets/999", status: 404},
+		{method: "DELETE", path: b + "/tickets/999", status: 404},
+		{method: "GET", path: "/v1/companies/1/tickets/NINJA-999", status: 404},
+		{method: "GET", path: "/v1/keys/999999", status: 404},
+		{method: "DELETE", path: spareKey, status: 404},
+		// 409 conflict
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 2}`, headers: []string{"Idempotency-Key: once"}, status: 409},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: *"}, status: 409},
+		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1)), headers: []string{"Idempotency-Key: once"}, status: 409},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "NINJA", "title": "Again"}`, status: 409},
+		// 413 payload_too_large: announced, never sent
+		{method: "POST", path: "/v1/counters/a/increment", announce: 70 << 10, status: 413},
+		{method: "PUT", path: "/v1/counters/a", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/counters/reset", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/counters/batch", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/boards", announce: 70 << 10, status: 413},
+		{method: "POST", path: b + "/tickets", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/keys", announce: 70 << 10, status: 413},
+		// 422 out_of_range (the reset of every counter above set them to 0)
+		{method: "PUT", path: "/v1/counters/top", body: `{"value": 9223372036854775807}`, status: 201},
+		{method: "PUT", path: "/v1/counters/hits%2Ftop", body: `{"value": 9223372036854775807}`, status: 201},
+		{method: "POST", path: "/v1/counters/top/increment", status: 422},
+		{method: "PUT", path: "/v1/counters/stock", body: `{"value": -1}`, status: 422},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "stock", "value": -1}`, status: 422},
+		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1), item("top", 1)), status: 422},
+		{method: "GET", path: "/v1/hits/hits%2Ftop", status: 422},
+		{method: "GET", path: "/v1/hits/hits%2Ftop/badge.svg", status: 422},
+	}
+	t.Run("succeeds", func(t *testing.T) { s.drive(t, e, succeeds, admin) })
+	t.Run("refused", func(t *testing.T) { s.drive(t, e, refused, admin) })
+	t.Run("not modified", func(t *testing.T) {
+		gzip := "Accept-Encoding: gzip"              // Go's client asks for gzip on GET, not on HEAD
+		camo := "User-Agent: github-camo (876de43e)" // an image proxy revalidates badges by ETag
+		for _, x := range []struct{ path, header string }{
+			{"/v1/counters/a", gzip},
+			{"/v1/snippet.js", gzip},
+			{"/v1/counters/hits%2Fpage/badge.svg", camo},
+			{"/v1/hits/hits%2Fpage/badge.svg", camo},
+		} {
+			// Every view through the proxy counts: the counted badge shows
+			// an unchanged value again only after the counter was set back.
+			e.Do(t, "PUT", "/v1/counters/hits%2Fpage", `{"value": 100}`, admin)
+			tag := e.Do(t, "GET", x.path, "", admin, x.header).Header.Get("ETag")
+			e.Do(t, "PUT", "/v1/counters/hits%2Fpage", `{"value": 100}`, admin)
+			s.drive(t, e, []exchange{{method: "GET", path: x.path, headers: []string{"If-None-Match: " + tag, x.header}, status: 304}}, admin)
+		}
+	})
+	t.Run("no token", func(t *testing.T) {
+		for _, x := range succeeds {
+			if s.public(x) {
+				continue
+			}
+			x.status = http.StatusUnauthorized
+			s.doWithHead(t, e, x, x.status)
+		}
+	})
+	t.Run("rate limited", func(t *testing.T) {
+		// Redis's database 1: the cache of this service's own MySQL database
+		// must not meet the other one's under the same keys.
+		limited := apptest.NewWithCache(t, strings.TrimSuffix(rd.URL(), "/0")+"/1", func(c *config.Config) {
+			c.HitsRateLimit, c.HitsRateWindow, c.HitsDedupWindow = 1, time.Hour, 0
+		})
+		for _, path := range []string{"/v1/hits/hits%2Fa", "/v1/hits/hits%2Fb/badge.svg"} {
+			first := limited.Do(t, "GET", path, "")
+			if first.Status != 200 && first.Status != 429 {
+				t.Fatalf("GET %s: %d %s", path, first.Status, first.Body)
+			}
+			s.do(t, limited, exchange{method: "GET", path: path, status: 429})
+		}
+	})
+	t.Run("options", func(t *testing.T) {
+		for _, item := range s.doc.Paths.InMatchingOrder() {
+			if s.doc.Paths.Value(item).Options == nil {
+				continue
+			}
+			path := strings.ReplaceAll(item, "{name}", "hits%2Fpage")
+			s.do(t, e, exchange{method: "OPTIONS", path: path, status: 204})
+			s.do(t, e, exchange{method: "OPTIONS", path: path, status: 204,
+				headers: []string{"Origin: https://example.org", "Access-Control-Request-Method: GET", "Access-Control-Request-Headers: X-Request-ID"}})
+		}
+	})
+	t.Run("MySQL down", func(t *testing.T) {
+		m := testenv.StartMariaDB(t)
+		down := apptest.NewWithDSN(t, m.DSN("conformance"), withToken, func(c *config.Config) { c.MySQLTimeout = time.Second })
+		m.Kill()
+		for _, x := range succeeds {
+			if op := s.operation(x); op != nil && op.Responses.Status(503) != nil {
+				x.status = http.StatusServiceUnavailable
+			}
+			s.doWithHead(t, down, withHeader(x, admin), x.status)
+		}
+	})
+
+	t.Run("coverage", func(t *testing.T) {
+		var missingOps, missingAnswers []string
+		for id, op := range s.operations() {
+			if s.seen[id] == nil {
+				missingOps = append(missingOps, id)
+				continue
+			}
+			for status := range op.Responses.Map() {
+				n, err := strconv.Atoi(status)
+				if err != nil || s.seen[id][n] {
+					continue
+				}
+				if _, ok := answerNotProvoked[status]; ok {
+					continue
+				}
+				if _, ok := answerNotProvoked[id+" "+status]; ok {
+					continue
+				}
+				missingAnswers = append(missingAnswers, id+" "+status)
+			}
+		}
+		sort.Strings(missingOps)
+		sort.Strings(missingAnswers)
+		if len(missingOps) > 0 {
+			t.Errorf("operations of openapi.yaml no request exercised: %v", missingOps)
+		}
+		if len(missingAnswers) > 0 {
+			t.Errorf("answers openapi.yaml lists that no request provoked: %v", missingAnswers)
+		}
+	})
+}
+
+// drive sends each exchange with the admin's token unless it brings its
+// own Authorization.
+func (s *spec) drive(t *testing.T, e *apptest.Env, xs []exchange, admin string) {
+	t.Helper()
+	for _, x := range xs {
+		head := x.status
+		if x.status == 422 || x.path == "/v1/hits/hits%2Fpage" {
+			head = 200 // HEAD counts no hit: it cannot overflow
+		}
+		s.doWithHead(t, e, withHeader(x, admin), head)
+	}
+}
+
+// doWithHead sends x and, when it is a GET, the same request as HEAD, to
+// be answered with headStatus: HEAD answers as GET does, without the body
+// (and on a hit endpoint counting no hit).
+func (s *spec) doWithHead(t *testing.T, e *apptest.Env, x exchange, headStatus int) {
+	t.Helper()
+	s.do(t, e, x)
+	if x.method == http.MethodGet {
+		x.method, x.status = http.MethodHead, headStatus
+		s.do(t, e, x)
+	}
+}
+
+// operation is the spec's operation for x, nil for none.
+func (s *spec) operation(x exchange) *openapi3.Operation {
+	route, _, err := s.router.FindRoute(httptest.NewRequest(x.method, "http://service"+x.path, nil))
+	if err != nil {
+		return nil
+	}
+	return route.Operation
+}
+
+// public reports whether x's operation needs no token.
+func (s *spec) public(x exchange) bool {
+	op := s.operation(x)
+	return op != nil && op.Security != nil && len(*op.Security) == 0
+}
+
+// withHeader adds h (an Authorization) unless x brings its own.
+func withHeader(x exchange, h string) exchange {
+	name, _, _ := strings.Cut(h, ":")
+	for _, have := range x.headers {
+		if k, _, _ := strings.Cut(have, ":"); strings.EqualFold(k, name) {
+			return x
+		}
+	}
+	x.headers = append(slices.Clip(x.headers), h)
+	return x
+}
+
+// A method a path does not serve is 405 with the methods openapi.yaml
+// lists for it in Allow; an unknown path is 404 and an unknown method 501,
+// all in the spec's Error schema.
+func TestWrongMethodsMatchOpenAPI(t *testing.T) {
+	s := loadSpec(t)
+	e := apptest.New(t)
+	errSchema := s.doc.Components.Schemas["Error"].Value
+	for _, item := range s.doc.Paths.InMatchingOrder() {
+		pi := s.doc.Paths.Value(item)
+		path := strings.NewReplacer("{name}", "a", "{board_id}", "1", "{local_id}", "1",
+			"{company_id}", "1", "{key}", "A-1", "{id}", "1").Replace(item)
+		var allow []string
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+			if pi.GetOperation(m) != nil {
+				allow = append(allow, m)
+			}
+		}
+		if path == "/v1/counters/reset" || path == "/v1/counters/batch" {
+			continue // also /v1/counters/{name}: its methods answer there
+		}
+		r := e.Do(t, "PATCH", path, "")
+		if r.Status != http.StatusMethodNotAllowed {
+			t.Errorf("PATCH %s: %d, want 405", path, r.Status)
+			continue
+		}
+		got := strings.Split(r.Header.Get("Allow"), ", ")
+		slices.Sort(got)
+		slices.Sort(allow)
+		if !slices.Equal(got, allow) {
+			t.Errorf("PATCH %s: Allow %v, openapi.yaml lists %v", path, got, allow)
+		}
+		validateError(t, errSchema, "PATCH "+path, r.Body)
+	}
+	for _, x := range []struct{ method, path string }{{"GET", "/v1/nothing"}, {"FOO", "/v1/counters/a"}} {
+		validateError(t, errSchema, x.method+" "+x.path, e.Do(t, x.method, x.path, "").Body)
+	}
+}
+
+func validateError(t *testing.T, schema *openapi3.Schema, what string, body []byte) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Errorf("%s: body %q is not JSON", what, body)
+		return
+	}
+	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("%s: body %s is not the spec's Error: %v", what, body, err)
+	}
+}
+
+// Every route the service serves, HEAD and OPTIONS included, is an
+// operation of openapi.yaml (TestOpenAPIDocumentsExactlyTheServedRoutes
+// holds the other methods both ways; TestEveryAnswerMatchesOpenAPI
+// exercises every operation).
+func TestOpenAPIListsEveryHeadAndOptionsRoute(t *testing.T) {
+	s := loadSpec(t)
+	e := apptest.New(t)
+	for _, r := range e.App.GetRoutes(true) {
+		if r.Method != http.MethodHead && r.Method != http.MethodOptions || strings.Contains(r.Path, "*") {
+			continue
+		}
+		item := s.doc.Paths.Value(fiberParam.ReplaceAllString(r.Path, "{$1}"))
+		if item == nil || item.GetOperation(r.Method) == nil {
+			t.Errorf("%s %s is served but not in openapi.yaml", r.Method, r.Path)
+		}
+	}
+}
