@@ -54,6 +54,19 @@ type CounterStore struct {
 	// statement. Open asks the server (see probeReturning); tests clear it
 	// to exercise the path of servers without it (MySQL).
 	Returning bool
+
+	// Exchanges says a transaction may be sent as one multi-statement
+	// exchange (START TRANSACTION; ...; COMMIT), in one round trip. Open
+	// clears it on a Galera node, where it loses acknowledged writes: a
+	// transaction that a replicated write aborts (a brute-force abort)
+	// between two statements of one exchange is rolled back, yet the
+	// statements after the abort run and the COMMIT answers OK. Measured
+	// on three nodes of MariaDB 10.11 with galera-4, 12 clients on one
+	// counter for 6 s: 1,819 increments acknowledged, 11 of them twice
+	// over and lost. Without it each statement of a transaction, and the
+	// COMMIT, is a round trip of its own, where a node reports the abort
+	// at the next one (measured alike: 1,610 acknowledged, none lost).
+	Exchanges bool
 }
 
 var _ counters.Store = (*CounterStore)(nil)
@@ -66,7 +79,7 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 		return nil, err
 	}
 	return &CounterStore{db: db.DB, incrementStmt: incr, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
-		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true}, nil
+		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}, nil
 }
 
 // Close releases the prepared statements.
@@ -78,14 +91,21 @@ func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Micr
 // whole, so it is run again like any transaction (see retry). With history
 // the value and its history change in one transaction, still in one round
 // trip and still read from incrementSQL's OK packet (see
-// incrementWithHistory).
+// incrementWithHistory), or, where a transaction may not be one exchange
+// (see Exchanges), in a round trip per statement.
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
 	var v int64
 	err := retry(ctx, "storage.Increment", func() (err error) {
-		if s.History {
-			v, err = s.incrementWithHistory(ctx, name, by, s.now())
-		} else {
+		switch {
+		case !s.History:
 			v, err = s.increment(ctx, nil, name, by, s.now())
+		case s.Exchanges:
+			v, err = s.incrementWithHistory(ctx, name, by, s.now())
+		default:
+			err = s.inTx(ctx, func(tx *sql.Tx) (err error) {
+				v, err = s.increment(ctx, tx, name, by, s.now())
+				return err
+			})
 		}
 		return err
 	})

@@ -31,8 +31,11 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
 	write := s.incrementManyInTx
-	if s.Returning && !s.History {
+	switch {
+	case s.Returning && !s.History:
 		write = s.incrementManyReturning
+	case !s.Exchanges:
+		write = s.incrementManyTx
 	}
 	var values map[string]int64
 	err := retry(ctx, op, func() (err error) {
@@ -104,12 +107,9 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")
 	} else {
-		q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
-		q.WriteString(placeholders("?", ", ", len(sorted)))
-		q.WriteString(")")
-		for _, d := range sorted {
-			args = append(args, d.Name)
-		}
+		sq, names := selectValues(sorted)
+		q.WriteString(";\n" + sq)
+		args = append(args, names...)
 	}
 	if s.History {
 		if hq, hargs := historyUpsert(historyAdds(sorted, now)); hq != "" {
@@ -132,6 +132,49 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 		return err
 	})
 	return values, err
+}
+
+// incrementManyTx is incrementManyInTx for servers where a transaction
+// may not be sent as one exchange (see Exchanges): the same statements,
+// the upsert with its new values, the history and the COMMIT each in a
+// round trip of its own.
+func (s *CounterStore) incrementManyTx(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
+	var values map[string]int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := s.now()
+		// The SET before the upsert takes no lock, so nothing can abort
+		// the transaction between the two.
+		q, args := s.upsertMany("", sorted, now)
+		if s.Returning {
+			q.WriteString("\nRETURNING name, value")
+		}
+		rows, err := tx.QueryContext(ctx, q.String(), args...)
+		if err == nil {
+			values, err = scanResultSets(rows)
+		}
+		if err == nil && !s.Returning {
+			sq, names := selectValues(sorted)
+			rows, err = tx.QueryContext(ctx, sq, names...)
+			if err == nil {
+				values, err = scanResultSets(rows)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return s.addHistory(ctx, tx, sorted, now)
+	})
+	return values, err
+}
+
+// selectValues reads back the values of sorted's counters, for servers
+// without RETURNING; the caller's transaction holds their rows' locks.
+func selectValues(sorted []counters.Increment) (string, []any) {
+	names := make([]any, len(sorted))
+	for i, d := range sorted {
+		names[i] = d.Name
+	}
+	return "SELECT name, value FROM counter WHERE name IN (" + placeholders("?", ", ", len(sorted)) + ")", names
 }
 
 // exchange runs fn, which sends a transaction as one multi-statement
