@@ -207,7 +207,7 @@ func (l *load) check(t *testing.T, d time.Duration) {
 		l.requests.Load(), float64(l.requests.Load())/d.Seconds(), p50, p99, l.reads.Load(), len(l.procs), l.failed.Load(), l.stale.Load())
 	if l.stale.Load() > 0 {
 		t.Logf("stale reads answered from %v to %v after the load began, stale by up to %v",
-			l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond), l.maxStaleness.Round(time.Millisecond))
+			l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond), l.maxStaleness.Round(100*time.Microsecond))
 	}
 	for _, s := range l.samples.list {
 		t.Log(s)
