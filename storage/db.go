@@ -169,9 +169,16 @@ func waitForServer(ctx context.Context, cfg *mysql.Config) (galera bool, err err
 	if err != nil {
 		return false, fmt.Errorf("creating database %s: %w", cfg.DBName, err)
 	}
+	return isGalera(ctx, db)
+}
+
+// isGalera reports whether the server is a node of a Galera cluster.
+func isGalera(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
 	// MySQL has no such variable: no row, not an error.
 	var name, on string
-	err = db.QueryRowContext(ctx, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'").Scan(&name, &on)
+	err := db.QueryRowContext(ctx, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'").Scan(&name, &on)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	} else if err != nil {

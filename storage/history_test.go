@@ -242,7 +242,13 @@ func TestHistoryOffWritesNone(t *testing.T) {
 // and its history commits with the value: after every step the history
 // sums to the value, and a refused step (bounds, overflow) writes neither.
 func TestIncrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t *testing.T) {
-	s, _ := mustOpenStore(t)
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
+		s, _ := open(dsn)
+		incrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t, s)
+	})
+}
+
+func incrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t *testing.T, s *storage.CounterStore) {
 	if !s.History {
 		t.Fatal("history is off by default")
 	}

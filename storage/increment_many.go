@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -95,43 +96,93 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 }
 
 // incrementManyInTx is IncrementMany in a transaction sent in one round
-// trip: the upsert, its new values (by RETURNING, or for servers without
-// it a SELECT) and, with history, the history's upsert, then COMMIT. The
-// history rows are locked after the counters' rows, in the same order.
+// trip (three or four where a transaction may not be one exchange, see
+// Exchanges): the upsert, its new values (by RETURNING, or for servers
+// without it a SELECT) and, with history, the history's upsert, then
+// COMMIT. The history rows are locked after the counters' rows, in the
+// same order.
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
 	now := s.now()
 	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now)
+	var rest []statement
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")
 	} else {
-		q.WriteString(";\nSELECT name, value FROM counter WHERE name IN (")
-		q.WriteString(placeholders("?", ", ", len(sorted)))
-		q.WriteString(")")
-		for _, d := range sorted {
-			args = append(args, d.Name)
-		}
+		rest = append(rest, selectValues(sorted))
 	}
 	if s.History {
 		if hq, hargs := historyUpsert(historyAdds(sorted, now)); hq != "" {
-			q.WriteString(";\n")
-			q.WriteString(hq)
-			args = append(args, hargs...)
+			rest = append(rest, statement{hq, hargs})
 		}
 	}
-	q.WriteString(";\nCOMMIT")
+	first, rest := s.exchangeOf(statement{q.String(), args}, rest)
 
 	var values map[string]int64
 	err := s.exchange(ctx, func(conn *sql.Conn) error {
-		rows, err := conn.QueryContext(ctx, q.String(), args...)
+		rows, err := conn.QueryContext(ctx, first.query, first.args...)
 		if err != nil {
 			return err
 		}
 		// The rows are locked by this transaction until its COMMIT, so
 		// what it reads back is exactly what its own upsert produced.
-		values, err = scanResultSets(rows)
-		return err
+		if values, err = scanResultSets(rows); err != nil {
+			return err
+		}
+		return sendEach(ctx, conn, rest, values)
 	})
 	return values, err
+}
+
+// selectValues reads back the values of sorted's counters, for servers
+// without RETURNING; the caller's transaction holds their rows' locks.
+func selectValues(sorted []counters.Increment) statement {
+	names := make([]any, len(sorted))
+	for i, d := range sorted {
+		names[i] = d.Name
+	}
+	return statement{"SELECT name, value FROM counter WHERE name IN (" + placeholders("?", ", ", len(sorted)) + ")", names}
+}
+
+// statement is one SQL statement and its arguments.
+type statement struct {
+	query string
+	args  []any
+}
+
+// exchangeOf completes a transaction whose first round trip is first, a
+// write that ends it: with rest and COMMIT in the same exchange where the
+// server allows (see Exchanges), else with nothing, leaving rest and
+// COMMIT for sendEach, a round trip each. So on a Galera node no statement
+// follows a write in one exchange: an abort after the write is reported
+// by the next round trip, where in the same exchange the statements after
+// it would run on regardless.
+func (s *CounterStore) exchangeOf(first statement, rest []statement) (statement, []statement) {
+	rest = append(rest, statement{query: "COMMIT"})
+	if !s.Exchanges {
+		return first, rest
+	}
+	for _, st := range rest {
+		first.query += ";\n" + st.query
+		first.args = append(first.args, st.args...)
+	}
+	return first, nil
+}
+
+// sendEach sends each of rest on conn in a round trip of its own, adding
+// the name/value rows any of them reads to values.
+func sendEach(ctx context.Context, conn *sql.Conn, rest []statement, values map[string]int64) error {
+	for _, st := range rest {
+		rows, err := conn.QueryContext(ctx, st.query, st.args...)
+		if err != nil {
+			return err
+		}
+		read, err := scanResultSets(rows)
+		if err != nil {
+			return err
+		}
+		maps.Copy(values, read)
+	}
+	return nil
 }
 
 // exchange runs fn, which sends a transaction as one multi-statement

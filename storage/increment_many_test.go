@@ -12,22 +12,27 @@ import (
 	"countersvc/storage"
 )
 
-// forEachPath runs test against the store's two ways of writing many
+// forEachPath runs test against the store's ways of writing many
 // counters: INSERT ... RETURNING (MariaDB) and the upsert plus SELECT in a
-// transaction (servers without RETURNING, such as MySQL).
+// transaction (servers without RETURNING, such as MySQL), each sent as one
+// exchange and, as on a Galera node, a statement per round trip.
 func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn string) (*storage.CounterStore, *storage.DB))) {
-	for _, returning := range []bool{true, false} {
-		name := "in_transaction"
-		if returning {
-			name = "returning"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, path := range []struct {
+		name                 string
+		returning, exchanges bool
+	}{
+		{"returning", true, true},
+		{"in_transaction", false, true},
+		{"returning_a_statement_per_round_trip", true, false},
+		{"in_transaction_a_statement_per_round_trip", false, false},
+	} {
+		t.Run(path.name, func(t *testing.T) {
 			open := func(dsn string) (*storage.CounterStore, *storage.DB) {
 				s, db := apptest.OpenStore(t, dsn)
-				if returning && !s.Returning {
+				if path.returning && !s.Returning {
 					t.Skip("the server does not know INSERT ... RETURNING")
 				}
-				s.Returning = returning
+				s.Returning, s.Exchanges = path.returning, path.exchanges
 				return s, db
 			}
 			test(t, testenv.MySQLDSN(t), open)

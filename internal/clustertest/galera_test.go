@@ -46,24 +46,28 @@ func TestGaleraOneServicePerNodeFailsNothingLosesNothingReadsNothingStale(t *tes
 	t.Run("services starting at once on every node migrate one database", func(t *testing.T) {
 		for round := range 5 {
 			name := fmt.Sprintf("migrate_%d_%d", round, time.Now().UnixNano())
-			first, err := sql.Open("mysql", g.Nodes[0].DSN(""))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = first.Exec("CREATE DATABASE " + name)
-			first.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Migrate, as storage.Open runs it, on a pool per node.
+			// Create the database, then migrate it, as storage.Open does,
+			// on a pool per node: a node answers for its own copy, which
+			// another node's CREATE DATABASE may not have reached yet.
 			errs := make(chan error, len(g.Nodes))
 			for _, n := range g.Nodes {
+				server, err := sql.Open("mysql", n.DSN(""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer server.Close()
 				db, err := sql.Open("mysql", n.DSN(name))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer db.Close()
-				go func() { errs <- storage.Migrate(context.Background(), db) }()
+				go func() {
+					if _, err := server.Exec("CREATE DATABASE IF NOT EXISTS " + name); err != nil {
+						errs <- err
+						return
+					}
+					errs <- storage.Migrate(context.Background(), db)
+				}()
 			}
 			for range g.Nodes {
 				if err := <-errs; err != nil {

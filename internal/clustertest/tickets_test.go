@@ -33,6 +33,7 @@ func ticketLoad(t *testing.T, procs []*apptest.Env, workers int, d time.Duration
 			ID      int64
 			LocalID int64 `json:"local_id"`
 		}
+		answeredAt := time.Since(l.began)
 		if !l.ok(err, res, 201, "ticket", &created) {
 			return
 		}
@@ -45,10 +46,11 @@ func ticketLoad(t *testing.T, procs []*apptest.Env, workers int, d time.Duration
 		numbers[created.LocalID] = true
 		mu.Unlock()
 		l.reads.Add(1)
+		began := time.Since(l.began)
 		res, err = reader.TryDo("GET", fmt.Sprintf("/v1/boards/%d/tickets/%d", board.ID, created.LocalID), "")
 		var read struct{ ID int64 }
 		if err == nil && res.Status == 404 {
-			l.staleRead("ticket %d not found after its creation was answered", created.LocalID)
+			l.staleRead(began-answeredAt, "ticket %d not found after its creation was answered", created.LocalID)
 		} else if l.ok(err, res, 200, "ticket read", &read) && read.ID != created.ID {
 			l.failed.Add(1)
 			l.samples.add("ticket %d read back with id %d; created with %d", created.LocalID, read.ID, created.ID)
