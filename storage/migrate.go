@@ -4,99 +4,321 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"os"
+	"path"
+	"strconv"
 	"strings"
+
+	"github.com/golang-migrate/migrate/v4"
+	"github.com/golang-migrate/migrate/v4/database"
+	migratemysql "github.com/golang-migrate/migrate/v4/database/mysql"
+	"github.com/golang-migrate/migrate/v4/source"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
 )
+
+// The migrations are golang-migrate's: storage/migrations/NNN_what.up.sql,
+// applied in the order of NNN, each file sent whole as one multi-statement
+// query (the DSN has multiStatements), so that MySQL's own parser, not
+// ours, finds where statements end. There are no down migrations: a
+// schema only moves forward.
+//
+// golang-migrate keeps one row in schema_version: the last migration
+// applied and whether it failed part-way (dirty). MySQL commits DDL
+// statement by statement, so a file that failed may have left some of its
+// statements done: a dirty database stops every start until an operator
+// has looked and said with `countersvc migrate force N` where it stands.
+// Each file is still written so that running it again after a partial run
+// is safe (IF NOT EXISTS; one ALTER per change), which makes "force the
+// version before it, start again" the usual repair.
+//
+// golang-migrate's own lock on MySQL is GET_LOCK, which a Galera cluster
+// does not share between nodes; Migrate takes schemaLock, a row that every
+// node agrees on, instead (see migrate_lock.go).
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Migrate applies the embedded migrations that the database has not seen, in
-// file name order. Several processes may start at once: a named lock lets
-// one of them migrate while the others wait. On a Galera cluster that lock
-// holds on one node only, and processes on other nodes may apply the same
-// migration side by side: every statement is idempotent, and recording a
-// migration that another node recorded first is no error.
+// versionTable is golang-migrate's bookkeeping; legacyTable is where the
+// runner before it recorded the names of the files it had applied.
+const (
+	versionTable = "schema_version"
+	legacyTable  = "schema_migration"
+)
+
+// MigrationState says where a database's schema stands.
+type MigrationState struct {
+	Version int  // the last migration applied; 0 for none
+	Dirty   bool // Version failed part-way
+	Latest  int  // the last migration this binary has
+	// Legacy is the last migration of an unbroken run recorded by the
+	// runner before golang-migrate, when the database was never migrated
+	// since: the next Migrate adopts it as Version.
+	Legacy int
+	// Files names the migrations this binary has, by version.
+	Files map[int]string
+}
+
+// Migrate applies the embedded migrations that the database has not seen,
+// in order. Several processes may start at once, on one server or on the
+// nodes of a Galera cluster: one applies them while the others wait for it
+// and then find nothing left to do. A database migrated by the runner
+// before golang-migrate (schema_migration) is adopted without running
+// anything again. It refuses a dirty database, and returns nil without
+// touching a database that a newer binary migrated further than it knows.
 func Migrate(ctx context.Context, db *sql.DB) error {
-	conn, err := db.Conn(ctx)
+	return migrateUp(ctx, db, migrationFiles)
+}
+
+// MigrationStatus reports where the database stands, without waiting for
+// the migration lock or changing anything but creating the bookkeeping
+// table when it is missing.
+func MigrationStatus(ctx context.Context, db *sql.DB) (MigrationState, error) {
+	return migrationStatus(ctx, db, migrationFiles)
+}
+
+func migrationStatus(ctx context.Context, db *sql.DB, fsys fs.FS) (MigrationState, error) {
+	mg, err := openMigrator(ctx, db, fsys, false)
+	if err != nil {
+		return MigrationState{}, err
+	}
+	defer mg.close()
+	return mg.state(ctx)
+}
+
+// ForceMigration records version as the last migration applied, clean,
+// without running anything: the repair after a failed migration, once an
+// operator has finished or undone it by hand. 0 means none applied.
+func ForceMigration(ctx context.Context, db *sql.DB, version int) error {
+	return forceMigration(ctx, db, migrationFiles, version)
+}
+
+func forceMigration(ctx context.Context, db *sql.DB, fsys fs.FS, version int) error {
+	mg, err := openMigrator(ctx, db, fsys, true)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-
-	var locked sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('countersvc.migrate', 60)").Scan(&locked); err != nil {
-		return fmt.Errorf("migration lock: %w", err)
-	} else if locked.Int64 != 1 {
-		return fmt.Errorf("migration lock: another process holds it")
+	defer mg.close()
+	if _, ok := mg.files[version]; !ok && version != 0 {
+		return fmt.Errorf("there is no migration %d: this binary has 1 to %d", version, mg.latest)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK('countersvc.migrate')")
-
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migration (
-		name VARCHAR(255) NOT NULL PRIMARY KEY,
-		applied_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
-	) ENGINE=InnoDB`); err != nil {
-		return fmt.Errorf("creating schema_migration: %w", err)
+	if version == 0 {
+		version = database.NilVersion
 	}
+	return mg.m.Force(version)
+}
 
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+func migrateUp(ctx context.Context, db *sql.DB, fsys fs.FS) error {
+	mg, err := openMigrator(ctx, db, fsys, true)
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		var n int
-		if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migration WHERE name = ?", name).Scan(&n); err != nil {
-			return err
+	defer mg.close()
+	if err := mg.adoptLegacy(ctx); err != nil {
+		return err
+	}
+	st, err := mg.state(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Dirty:
+		return mg.dirty(st.Version, nil)
+	case st.Version >= st.Latest:
+		return nil // done, or migrated further by a newer binary
+	}
+	// golang-migrate runs without a context; ask it to stop between two
+	// migrations once ctx is done.
+	stop := context.AfterFunc(ctx, func() {
+		select {
+		case mg.m.GracefulStop <- true:
+		default:
 		}
-		if n > 0 {
-			continue
-		}
-		body, err := migrationFiles.ReadFile(name)
+	})
+	defer stop()
+	err = mg.m.Up()
+	if err == nil || errors.Is(err, migrate.ErrNoChange) {
+		return ctx.Err() // a graceful stop returns nil
+	}
+	// The driver's error quotes the whole file; the server's cause is
+	// what an operator needs.
+	var de database.Error
+	if errors.As(err, &de) && de.OrigErr != nil {
+		err = de.OrigErr
+	}
+	if after, aerr := mg.state(ctx); aerr == nil && after.Dirty {
+		return mg.dirty(after.Version, err)
+	}
+	return fmt.Errorf("applying migrations: %w", err)
+}
+
+// migrator is golang-migrate on one connection of db and the migrations
+// of fsys, and, when it may change the database, the lock that makes it
+// the only one.
+type migrator struct {
+	m      *migrate.Migrate
+	conn   *sql.Conn
+	lock   *schemaLock
+	files  map[int]string // file name by version
+	latest int
+}
+
+func openMigrator(ctx context.Context, db *sql.DB, fsys fs.FS, locked bool) (_ *migrator, err error) {
+	mg := &migrator{}
+	if mg.files, err = migrationNames(fsys); err != nil {
+		return nil, err
+	}
+	for v := range mg.files {
+		mg.latest = max(mg.latest, v)
+	}
+	defer func() {
 		if err != nil {
-			return err
+			mg.close()
 		}
-		// MySQL commits DDL implicitly, so each statement is written to be
-		// idempotent (IF NOT EXISTS) and a half-applied file can run again.
-		for _, stmt := range splitStatements(string(body)) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("migration %s: %w", name, err)
-			}
+	}()
+	if locked {
+		if mg.lock, err = lockSchema(ctx, db); err != nil {
+			return nil, err
 		}
-		// Another node's record of it meets this one as a duplicate, or
-		// as a lost certification (1213) that retry runs again.
-		err = retry(ctx, "storage.Migrate", func() error {
-			_, err := conn.ExecContext(ctx, "INSERT IGNORE INTO schema_migration (name) VALUES (?)", name)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("recording migration %s: %w", name, err)
+	}
+	if mg.conn, err = db.Conn(ctx); err != nil {
+		return nil, err
+	}
+	// NoLock: schemaLock is held instead of golang-migrate's GET_LOCK.
+	drv, err := migratemysql.WithConnection(ctx, mg.conn, &migratemysql.Config{MigrationsTable: versionTable, NoLock: true})
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", versionTable, err)
+	}
+	src, err := iofs.New(fsys, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	if mg.m, err = migrate.NewWithInstance("iofs", src, "mysql", drv); err != nil {
+		return nil, err
+	}
+	return mg, nil
+}
+
+// close closes the connection (golang-migrate's driver closes it; it was
+// made WithConnection, so it leaves the pool alone) and lets go of the
+// lock.
+func (mg *migrator) close() {
+	if mg.m != nil {
+		mg.m.Close()
+	} else if mg.conn != nil {
+		mg.conn.Close()
+	}
+	if mg.lock != nil {
+		mg.lock.release()
+	}
+}
+
+func (mg *migrator) state(ctx context.Context) (MigrationState, error) {
+	st := MigrationState{Latest: mg.latest, Files: mg.files}
+	v, dirty, err := mg.m.Version()
+	switch {
+	case errors.Is(err, migrate.ErrNilVersion):
+		st.Legacy, err = mg.legacyVersion(ctx)
+		return st, err
+	case err != nil:
+		return st, fmt.Errorf("reading %s: %w", versionTable, err)
+	}
+	st.Version, st.Dirty = int(v), dirty
+	return st, nil
+}
+
+// legacyVersion is the last migration of the unbroken run from the first
+// that the runner before golang-migrate recorded in schema_migration (its
+// rows name files: "migrations/001_counter.sql"), 0 when it recorded none
+// or the table is missing.
+func (mg *migrator) legacyVersion(ctx context.Context) (int, error) {
+	rows, err := mg.conn.QueryContext(ctx, "SELECT name FROM "+legacyTable)
+	if mysqlErrNumber(err) == erNoSuchTable {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", legacyTable, err)
+	}
+	defer rows.Close()
+	recorded := map[int]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return 0, err
 		}
+		digits, _, _ := strings.Cut(path.Base(name), "_")
+		if v, err := strconv.Atoi(digits); err == nil {
+			recorded[v] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("reading %s: %w", legacyTable, err)
+	}
+	last := 0
+	for v := 1; recorded[v] && mg.files[v] != ""; v++ {
+		last = v
+	}
+	return last, nil
+}
+
+// adoptLegacy records, for a database that only the runner before
+// golang-migrate has migrated, the last migration it applied, so that
+// nothing runs twice. schema_migration stays, unread from then on: a
+// binary of that runner still starts on the database.
+func (mg *migrator) adoptLegacy(ctx context.Context) error {
+	st, err := mg.state(ctx)
+	if err != nil || st.Legacy == 0 {
+		return err
+	}
+	if err := mg.m.Force(st.Legacy); err != nil {
+		return fmt.Errorf("adopting %s's migrations 1 to %d: %w", legacyTable, st.Legacy, err)
 	}
 	return nil
 }
 
-// splitStatements splits a migration file at lines that end in ";" and
-// drops comment lines.
-func splitStatements(body string) []string {
-	var stmts []string
-	var cur strings.Builder
-	for _, line := range strings.Split(body, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-		if strings.HasSuffix(trimmed, ";") {
-			stmts = append(stmts, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
-			cur.Reset()
+// dirty is the refusal to go on from a failed migration: which, why when
+// known, and the commands that repair it.
+func (mg *migrator) dirty(version int, cause error) error {
+	why := ""
+	if cause != nil {
+		why = ": " + cause.Error()
+	}
+	prev := 0
+	for v := range mg.files {
+		if v < version {
+			prev = max(prev, v)
 		}
 	}
-	if s := strings.TrimSpace(cur.String()); s != "" {
-		stmts = append(stmts, s)
+	return fmt.Errorf("migration %d (%s) failed part-way%s; the database is marked dirty and the service will not start on it. "+
+		"Repair what the migration left half-done, then run `countersvc migrate force %d` to have the next start run it again "+
+		"(its statements are written to be safe to repeat), or `countersvc migrate force %d` if it is now complete; "+
+		"`countersvc migrate status` shows the state",
+		version, mg.files[version], why, prev, version)
+}
+
+// migrationNames lists the migrations of fsys by version, and refuses a
+// file in migrations/ that golang-migrate would skip without a word
+// because its name is not NNN_what.up.sql.
+func migrationNames(fsys fs.FS) (map[int]string, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
+	if err != nil {
+		return nil, err
 	}
-	return stmts
+	files := map[int]string{}
+	for _, e := range entries {
+		m, err := source.DefaultParse(e.Name())
+		if err != nil || m.Direction != source.Up {
+			return nil, fmt.Errorf("storage/migrations/%s: a migration's name must be NNN_what.up.sql (rename it: git mv storage/migrations/%[1]s storage/migrations/%s.up.sql)",
+				e.Name(), strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".sql"), ".up"))
+		}
+		if other, dup := files[int(m.Version)]; dup {
+			return nil, fmt.Errorf("storage/migrations: %s and %s have the same version %d", other, e.Name(), m.Version)
+		}
+		files[int(m.Version)] = e.Name()
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("storage/migrations: %w", os.ErrNotExist)
+	}
+	return files, nil
 }
