@@ -284,17 +284,53 @@ func (mg *migrator) dirty(version int, cause error) error {
 	if cause != nil {
 		why = ": " + cause.Error()
 	}
+	st := MigrationState{Version: version, Dirty: true, Latest: mg.latest, Files: mg.files}
+	return fmt.Errorf("migration %d (%s) failed part-way%s; the database is marked dirty and the service will not start on it. %s",
+		version, mg.files[version], why, st.repair())
+}
+
+// repair says how to go on from a dirty version.
+func (st MigrationState) repair() string {
+	return fmt.Sprintf("Repair what the migration left half-done, then run `countersvc migrate force %d` to have the next start run it again "+
+		"(its statements are written to be safe to repeat), or `countersvc migrate force %d` if it is now complete; "+
+		"`countersvc migrate status` shows the state", st.before(st.Version), st.Version)
+}
+
+// before is the migration before v, 0 for none.
+func (st MigrationState) before(v int) int {
 	prev := 0
-	for v := range mg.files {
-		if v < version {
-			prev = max(prev, v)
+	for w := range st.Files {
+		if w < v {
+			prev = max(prev, w)
 		}
 	}
-	return fmt.Errorf("migration %d (%s) failed part-way%s; the database is marked dirty and the service will not start on it. "+
-		"Repair what the migration left half-done, then run `countersvc migrate force %d` to have the next start run it again "+
-		"(its statements are written to be safe to repeat), or `countersvc migrate force %d` if it is now complete; "+
-		"`countersvc migrate status` shows the state",
-		version, mg.files[version], why, prev, version)
+	return prev
+}
+
+// String says where the database stands, for an operator.
+func (st MigrationState) String() string {
+	at := fmt.Sprintf("at migration %d (%s)", st.Version, st.Files[st.Version])
+	switch {
+	case st.Dirty:
+		return at + ", DIRTY: it failed part-way and the service will not start. " + st.repair()
+	case st.Version == 0 && st.Legacy > 0:
+		return fmt.Sprintf("no migration recorded yet in %s; %s (the runner before it) records 1 to %d, "+
+			"which the next start or `countersvc migrate up` adopts without running them again", versionTable, legacyTable, st.Legacy)
+	case st.Version > st.Latest:
+		return fmt.Sprintf("at migration %d, newer than this binary, which has 1 to %d: it leaves the schema alone", st.Version, st.Latest)
+	case st.Version == st.Latest:
+		return at + ": up to date"
+	}
+	var pending []string
+	for v := st.Version + 1; v <= st.Latest; v++ {
+		if f, ok := st.Files[v]; ok {
+			pending = append(pending, f)
+		}
+	}
+	if st.Version == 0 {
+		at = "no migration applied"
+	}
+	return at + "; pending, for the next start or `countersvc migrate up`: " + strings.Join(pending, ", ")
 }
 
 // migrationNames lists the migrations of fsys by version, and refuses a
