@@ -79,7 +79,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Migrate(ctx, db.DB); err != nil {
+	if err := migrateUp(ctx, db.DB, migrationFiles, o.Log); err != nil {
 		db.Close()
 		return nil, err
 	}

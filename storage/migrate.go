@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"strconv"
@@ -69,7 +70,7 @@ type MigrationState struct {
 // anything again. It refuses a dirty database, and returns nil without
 // touching a database that a newer binary migrated further than it knows.
 func Migrate(ctx context.Context, db *sql.DB) error {
-	return migrateUp(ctx, db, migrationFiles)
+	return migrateUp(ctx, db, migrationFiles, nil)
 }
 
 // MigrationStatus reports where the database stands, without waiting for
@@ -110,24 +111,36 @@ func forceMigration(ctx context.Context, db *sql.DB, fsys fs.FS, version int) er
 	return mg.m.Force(version)
 }
 
-func migrateUp(ctx context.Context, db *sql.DB, fsys fs.FS) error {
+// migrateUp is Migrate of the migrations of fsys; it logs to log, when not
+// nil, what it changed and a schema newer than the binary.
+func migrateUp(ctx context.Context, db *sql.DB, fsys fs.FS, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	mg, err := openMigrator(ctx, db, fsys, true)
 	if err != nil {
 		return err
 	}
 	defer mg.close()
-	if err := mg.adoptLegacy(ctx); err != nil {
+	if adopted, err := mg.adoptLegacy(ctx); err != nil {
 		return err
+	} else if adopted > 0 {
+		log.Info("schema: took over the record of the migrations applied before golang-migrate, running none again",
+			"from", legacyTable, "to", versionTable, "version", adopted)
 	}
-	st, err := mg.state(ctx)
+	before, err := mg.state(ctx)
 	if err != nil {
 		return err
 	}
 	switch {
-	case st.Dirty:
-		return mg.dirty(st.Version, nil)
-	case st.Version >= st.Latest:
-		return nil // done, or migrated further by a newer binary
+	case before.Dirty:
+		return mg.dirty(before.Version, nil)
+	case before.Version > before.Latest:
+		log.Warn("schema: the database is at a migration newer than this binary has; leaving it alone",
+			"version", before.Version, "latest", before.Latest)
+		return nil
+	case before.Version == before.Latest:
+		return nil
 	}
 	// golang-migrate runs without a context; ask it to stop between two
 	// migrations once ctx is done.
@@ -139,8 +152,16 @@ func migrateUp(ctx context.Context, db *sql.DB, fsys fs.FS) error {
 	})
 	defer stop()
 	err = mg.m.Up()
+	// What Up did, read even when ctx ran out meanwhile.
+	after, aerr := mg.state(context.WithoutCancel(ctx))
+	if aerr == nil && after.Version != before.Version {
+		log.Info("schema: applied migrations", "from", before.Version, "to", after.Version, "dirty", after.Dirty)
+	}
 	if err == nil || errors.Is(err, migrate.ErrNoChange) {
-		return ctx.Err() // a graceful stop returns nil
+		if ctx.Err() != nil && (aerr != nil || after.Version < after.Latest) {
+			return fmt.Errorf("the migrations stopped before the last, out of time: %w", ctx.Err())
+		}
+		return nil
 	}
 	// The driver's error quotes the whole file; the server's cause is
 	// what an operator needs.
@@ -148,7 +169,7 @@ func migrateUp(ctx context.Context, db *sql.DB, fsys fs.FS) error {
 	if errors.As(err, &de) && de.OrigErr != nil {
 		err = de.OrigErr
 	}
-	if after, aerr := mg.state(ctx); aerr == nil && after.Dirty {
+	if aerr == nil && after.Dirty {
 		return mg.dirty(after.Version, err)
 	}
 	return fmt.Errorf("applying migrations: %w", err)
@@ -185,6 +206,12 @@ func openMigrator(ctx context.Context, db *sql.DB, fsys fs.FS, locked bool) (_ *
 	}
 	if mg.conn, err = db.Conn(ctx); err != nil {
 		return nil, err
+	}
+	// golang-migrate creates its table with a plain CREATE TABLE when it
+	// finds none, which fails (1050) in a status read beside a first
+	// start's migration, which holds the lock that the read does not.
+	if _, err := mg.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+versionTable+" (version BIGINT NOT NULL PRIMARY KEY, dirty BOOLEAN NOT NULL)"); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", versionTable, err)
 	}
 	// NoLock: schemaLock is held instead of golang-migrate's GET_LOCK.
 	drv, err := migratemysql.WithConnection(ctx, mg.conn, &migratemysql.Config{MigrationsTable: versionTable, NoLock: true})
@@ -266,15 +293,15 @@ func (mg *migrator) legacyVersion(ctx context.Context) (int, error) {
 // golang-migrate has migrated, the last migration it applied, so that
 // nothing runs twice. schema_migration stays, unread from then on: a
 // binary of that runner still starts on the database.
-func (mg *migrator) adoptLegacy(ctx context.Context) error {
+func (mg *migrator) adoptLegacy(ctx context.Context) (int, error) {
 	st, err := mg.state(ctx)
 	if err != nil || st.Legacy == 0 {
-		return err
+		return 0, err
 	}
 	if err := mg.m.Force(st.Legacy); err != nil {
-		return fmt.Errorf("adopting %s's migrations 1 to %d: %w", legacyTable, st.Legacy, err)
+		return 0, fmt.Errorf("adopting %s's migrations 1 to %d: %w", legacyTable, st.Legacy, err)
 	}
-	return nil
+	return st.Legacy, nil
 }
 
 // dirty is the refusal to go on from a failed migration: which, why when

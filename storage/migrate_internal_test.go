@@ -77,7 +77,7 @@ func migrateFromEverywhere(t *testing.T, dsns []string) {
 				return
 			}
 			defer db.Close()
-			if err := migrateUp(ctx, db.DB, runOnce); err != nil {
+			if err := migrateUp(ctx, db.DB, runOnce, nil); err != nil {
 				results <- result{err: err}
 				return
 			}
@@ -125,7 +125,7 @@ func TestFailedMigrationIsRefusedUntilAnOperatorForcesAVersion(t *testing.T) {
 		{"a later start refuses without running it", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := migrateUp(ctx, db.DB, broken)
+			err := migrateUp(ctx, db.DB, broken, nil)
 			if err == nil {
 				t.Fatal("Migrate succeeded on a failing migration")
 			}
@@ -148,7 +148,7 @@ func TestFailedMigrationIsRefusedUntilAnOperatorForcesAVersion(t *testing.T) {
 		if err := forceMigration(ctx, db.DB, fixed, 1); err != nil {
 			t.Fatal(err)
 		}
-		if err := migrateUp(ctx, db.DB, fixed); err != nil {
+		if err := migrateUp(ctx, db.DB, fixed, nil); err != nil {
 			t.Fatal(err)
 		}
 		var n int
@@ -195,7 +195,7 @@ func TestMigrationLockOfADeadProcessIsTakenOverWhenItsLeaseRunsOut(t *testing.T)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), tc.wait)
 			defer cancel()
-			err := migrateUp(ctx, db.DB, runOnce)
+			err := migrateUp(ctx, db.DB, runOnce, nil)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("Migrate = %v, want error %q", err, tc.wantErr)
 			}
