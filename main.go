@@ -2,7 +2,8 @@
 // configuration, has internal/wire build the service (see its package doc
 // for the order of the wrappers: MySQL store, Redis cache, coalescer,
 // counters, tickets and hits, HTTP), serves it, and stops gracefully on
-// SIGTERM. See README.md for the settings.
+// SIGTERM. See README.md for the settings. `countersvc migrate ...` is
+// the one other command: see migrate.go.
 package main
 
 import (
@@ -28,9 +29,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "countersvc: configuration:", err)
 		os.Exit(2)
 	}
-	log := newLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 {
+		code := migrateCommand(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	log := newLogger(cfg)
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("countersvc stopped", "error", err.Error())
 		os.Exit(1)

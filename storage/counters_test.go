@@ -254,9 +254,8 @@ func TestOpenIsIdempotentAndCreatesTheDatabase(t *testing.T) {
 		}
 		dbs = append(dbs, db)
 	}
-	var applied int
-	if err := dbs[1].QueryRow("SELECT COUNT(*) FROM schema_migration").Scan(&applied); err != nil || applied == 0 {
-		t.Fatalf("schema_migration rows = %d, %v", applied, err)
+	if st, err := storage.MigrationStatus(ctx, dbs[1].DB); err != nil || st.Version == 0 || st.Version != st.Latest || st.Dirty {
+		t.Fatalf("migration state = %+v, %v; want every migration applied", st, err)
 	}
 	dbs[1].ExecContext(ctx, "DROP DATABASE IF EXISTS `"+dbName(t, dbs[1])+"`")
 	for _, db := range dbs {

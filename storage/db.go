@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -31,9 +32,16 @@ func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "message", fmt.S
 // counter statements rely on.
 const sqlMode = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
 
+// driverLogMu orders mysql.SetLogger, which writes the driver's global
+// logger, after the reads of it in mysql.ParseDSN: pools opened side by side
+// in one process (tests of services starting at once) race on it otherwise.
+var driverLogMu sync.Mutex
+
 // ParseDSN parses dsn and sets the session options the storage code relies on.
 func ParseDSN(dsn string) (*mysql.Config, error) {
+	driverLogMu.Lock()
 	cfg, err := mysql.ParseDSN(dsn)
+	driverLogMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("invalid MySQL DSN: %w", err)
 	}
@@ -60,8 +68,32 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 
 // Open connects to MySQL, creates the database named in the DSN when it is
 // missing, and applies the migrations. It waits up to o.ConnectWait for MySQL
-// to come up.
+// to come up, and for another process's migrations to finish.
 func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
+	if o.ConnectWait <= 0 {
+		o.ConnectWait = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectWait)
+	defer cancel()
+	db, err := Connect(ctx, dsn, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateUp(ctx, db.DB, migrationFiles, o.Log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if db.returning, err = probeReturning(ctx, db.DB); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
+	}
+	return db, nil
+}
+
+// Connect is Open without the migrations, for the migrate command, which
+// must reach a database that Open refuses (a failed migration). Its DB is
+// for migrating only: the stores need Open's.
+func Connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -75,12 +107,14 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Logger = driverLog{o.Log}
+	driverLogMu.Lock()
 	mysql.SetLogger(cfg.Logger)
-	if o.ConnectWait <= 0 {
-		o.ConnectWait = 30 * time.Second
+	driverLogMu.Unlock()
+	if o.ConnectWait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.ConnectWait)
+		defer cancel()
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.ConnectWait)
-	defer cancel()
 
 	galera, err := waitForServer(ctx, cfg)
 	if err != nil {
@@ -98,16 +132,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	if err := Migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	returning, err := probeReturning(ctx, db)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("probing INSERT ... RETURNING: %w", err)
-	}
-	return &DB{DB: db, returning: returning, galera: galera}, nil
+	return &DB{DB: db, galera: galera}, nil
 }
 
 // DB is the pool that the stores share, with what Open learned of the

@@ -13,6 +13,7 @@ import (
 // MySQL error numbers the storage code gives a meaning to.
 const (
 	erDupEntry           = 1062
+	erNoSuchTable        = 1146
 	erBadNull            = 1048 // a counter statement's way of refusing a bound
 	erWarnDataOutOfRange = 1264
 	erDataOutOfRange     = 1690

@@ -12,7 +12,7 @@ import (
 	"countersvc/history"
 )
 
-// The write side of history (see migrations/006_history.sql): every
+// The write side of history (see migrations/006_history.up.sql): every
 // increment adds its step to its counter's row of the UTC day, in the column
 // of the quarter hour, in the transaction that changes the value, after the
 // counter's row is locked. Sets, resets and bounds write no history.
