@@ -3,7 +3,7 @@
 // for the order of the wrappers: MySQL store, Redis cache, coalescer,
 // counters, tickets and hits, HTTP), serves it, and stops gracefully on
 // SIGTERM. See README.md for the settings. `countersvc migrate ...` is
-// the one other command: see migrate.go.
+// the one other command: see internal/migratecmd.
 package main
 
 import (
@@ -20,6 +20,7 @@ import (
 
 	"countersvc/internal/config"
 	"countersvc/internal/listen"
+	"countersvc/internal/migratecmd"
 	"countersvc/internal/wire"
 )
 
@@ -32,7 +33,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 {
-		code := migrateCommand(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
+		code := migratecmd.Run(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}

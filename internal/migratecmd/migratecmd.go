@@ -1,4 +1,6 @@
-package main
+// Package migratecmd is `countersvc migrate ...`, the operator's hand on
+// the schema, kept out of main.go so that main shows the wiring order alone.
+package migratecmd
 
 import (
 	"context"
@@ -10,20 +12,20 @@ import (
 	"countersvc/storage"
 )
 
-const migrateUsage = `usage: countersvc migrate status | up | force N
+const usage = `usage: countersvc migrate status | up | force N
   status   where the database's schema stands; exit status 1 when a migration failed part-way (dirty)
   up       apply the pending migrations now, as a start of the service would
   force N  record N as the last migration applied, clean, running nothing (0: none);
            the repair after a failed migration, once it was finished or undone by hand`
 
-// migrateCommand is `countersvc migrate ...`, the operator's hand on the
-// schema: it reaches a database that the service refuses to start on (a
+// Run is `countersvc migrate ...` (args without the program's name), the
+// operator's hand on the schema: it reaches a database that the service refuses to start on (a
 // migration failed part-way) and says where it stands. It connects with
 // COUNTERS_MYSQL_DSN and COUNTERS_MYSQL_WAIT, like the service, and
 // returns the exit status: 0 done, 1 failed, 2 misused.
-func migrateCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) int {
 	misused := func() int {
-		fmt.Fprintln(stderr, migrateUsage)
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	if len(args) < 2 || args[0] != "migrate" {
