@@ -26,6 +26,9 @@ func proxyEnv(t *testing.T, proxies []string, proxyRate int) *apptest.Env {
 			c.ImageProxies = proxies
 		}
 		c.ImageProxyRate = proxyRate
+		// Budgets come back continuously, one per window/budget: an hour
+		// keeps a slow machine from earning one back within a test.
+		c.HitsRateWindow = time.Hour
 	})
 }
 
