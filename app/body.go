@@ -68,13 +68,14 @@ func streamBodies(app *fiber.App, limit int, importTimeout time.Duration) {
 }
 
 // drainLimit is how much of an import's body is read and dropped when its
-// handler did not read it to the end (a refusal before the body), and
-// drainTime how long that may take: a body left in the socket turns the
-// connection's close into a reset, which can reach the client before the
-// answer.
+// handler did not read it to the end (a refusal before the body, MySQL
+// failing mid-import), and drainTime how long that may take: a body left
+// in the socket turns the connection's close into a reset, which reaches
+// a client still sending as a broken pipe instead of the answer. Reading
+// and dropping is cheap next to the import the client meant to send.
 const (
-	drainLimit = 1 << 20
-	drainTime  = time.Second
+	drainLimit = 256 << 20
+	drainTime  = 5 * time.Second
 )
 
 // readBody reads the request's body, up to limit bytes, into the request
@@ -94,8 +95,8 @@ func readBody(limit int) fiber.Handler {
 			}
 			return err
 		}
-		if stream == nil {
-			return c.Next()
+		if stream == nil || req.Header.ContentLength() == 0 {
+			return c.Next() // nothing to read (most increments)
 		}
 		buf := bodyBuffers.Get().(*bytes.Buffer)
 		defer bodyBuffers.Put(buf)

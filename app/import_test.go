@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 )
 
@@ -410,4 +412,86 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 		t.Fatalf("chunked PUT: %d", res.StatusCode)
 	}
 	wantValue(t, env, "small", 4)
+}
+
+// MySQL killed in the middle of an import: 503 unavailable with the report
+// of what was committed, and the message names the lines in doubt. Each
+// line is in MySQL whole or not at all: the stored counters are exactly
+// the report's lines, or those and the whole chunk in doubt, never part of
+// it, and nothing after it.
+func TestImportWhenMySQLDiesMidwayReportsWhatWasCommitted(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	env := apptest.NewWithDSN(t, m.DSN("imports"), func(c *config.Config) { c.MySQLTimeout = 2 * time.Second })
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	line := func(i int) string { return fmt.Sprintf(`{"name": "out/%06d", "value": %d}`+"\n", i, i) }
+	killed := make(chan struct{})
+	go func() {
+		i := 0
+		for ; i < 20_000; i++ {
+			if _, err := io.WriteString(pw, line(i)); err != nil {
+				return
+			}
+		}
+		// Once some chunks are in, MySQL dies; the lines go on.
+		deadline := time.Now().Add(30 * time.Second)
+		for stored(t, env) < 5000 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		m.Kill()
+		close(killed)
+		for ; i < 40_000; i++ {
+			if _, err := io.WriteString(pw, line(i)); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", env.URL+"/v1/import", pr)
+	res, err := env.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	pw.CloseWithError(io.ErrClosedPipe)
+	<-killed
+	r := apptest.Response{Status: res.StatusCode, Body: body}
+	wantStatus(t, r, 503, "unavailable")
+	var answer struct {
+		Error  struct{ Message string }
+		Report importReport
+	}
+	r.Decode(t, &answer)
+	if strings.Contains(strings.ToLower(answer.Error.Message), "sql") || !strings.Contains(answer.Error.Message, "may or may not have been applied") && !strings.Contains(answer.Error.Message, "were not applied") {
+		t.Errorf("message %q", answer.Error.Message)
+	}
+	rep := answer.Report
+	if rep.Created < 1000 || rep.Created%1000 != 0 || rep.Refused != 0 {
+		t.Fatalf("report %s", body)
+	}
+
+	m.Start(t)
+	waitRecovered(t, env, "/v1/counters/after/increment")
+	n := stored(t, env)
+	if n != rep.Created && n != rep.Created+1000 {
+		t.Fatalf("%d counters stored; the report says %d were committed, and a chunk is 1,000 lines", n, rep.Created)
+	}
+	var wrong int
+	if err := env.DB.QueryRow("SELECT COUNT(*) FROM counter WHERE name LIKE 'out/%' AND (CAST(SUBSTRING(name, 5) AS SIGNED) != value OR value >= ?)", n).Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("%d stored counters are not the first %d lines as sent", wrong, n)
+	}
+}
+
+// stored is how many counters of the outage test's import are in MySQL,
+// or -1 when MySQL does not answer.
+func stored(t *testing.T, env *apptest.Env) int64 {
+	var n int64
+	if err := env.DB.QueryRow("SELECT COUNT(*) FROM counter WHERE name LIKE 'out/%'").Scan(&n); err != nil {
+		return -1
+	}
+	return n
 }

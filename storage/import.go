@@ -224,8 +224,14 @@ func (im *importer) stopped(err error, c *chunk) error {
 	msg := strings.TrimSuffix(counters.ErrorMessage(err), ".")
 	if c != nil && len(c.lines) > 0 {
 		first, last := c.lines[0].Line, c.lines[len(c.lines)-1].Line
-		msg = fmt.Sprintf("%s. The import stopped at lines %d to %d, which may or may not have been applied; the report counts the lines committed before them, and no later line was applied.",
-			strings.TrimSuffix(strings.TrimSuffix(msg, "nothing was changed"), "; "), first, last)
+		cause, untouched := strings.CutSuffix(msg, "; nothing was changed")
+		doubt := "which may or may not have been applied"
+		if untouched {
+			doubt = "which were not applied"
+		}
+		cause, _ = strings.CutSuffix(cause, "; the change may or may not have been applied")
+		msg = fmt.Sprintf("%s. The import stopped at lines %d to %d, %s; the report counts the lines committed before them, and no later line was applied.",
+			cause, first, last, doubt)
 	} else {
 		msg += ". The report counts the lines that were committed; no later line was applied."
 	}
