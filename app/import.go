@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"hash"
 	"io"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -254,5 +256,8 @@ func toReportJSON(r *counters.ImportReport) importReportJSON {
 	for i, l := range r.Lines {
 		out.Lines[i] = reportedLineJSON(l)
 	}
+	// A chunk's refusals are counted as they are read, its skips when it is
+	// written: in line order for the reader.
+	slices.SortStableFunc(out.Lines, func(a, b reportedLineJSON) int { return cmp.Compare(a.Line, b.Line) })
 	return out
 }

@@ -209,6 +209,19 @@ func (r *ImportReport) list(l ImportLine, outcome, reason, message string) {
 	r.Lines = append(r.Lines, ReportedLine{Line: l.Line, Name: name, Outcome: outcome, Reason: reason, Message: message})
 }
 
+// Merge adds what o counts and lists to r, as if r had recorded it after
+// its own lines.
+func (r *ImportReport) Merge(o *ImportReport) {
+	r.Read += o.Read
+	r.Created += o.Created
+	r.Overwritten += o.Overwritten
+	r.Skipped += o.Skipped
+	r.Refused += o.Refused
+	room := MaxReportedLines - len(r.Lines)
+	r.Truncated = r.Truncated || o.Truncated || len(o.Lines) > room
+	r.Lines = append(r.Lines, o.Lines[:min(room, len(o.Lines))]...)
+}
+
 // Err is the error of an atomic import that refused a line, nil otherwise:
 // the code of the first refusal, and permission_denied when any line was
 // outside the caller's rights, as for a batch.

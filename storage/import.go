@@ -100,6 +100,13 @@ func (res chunkResult) addTo(r *counters.ImportReport) {
 	}
 }
 
+// report is res as a report of its own, to merge.
+func (res chunkResult) report() *counters.ImportReport {
+	r := &counters.ImportReport{}
+	res.addTo(r)
+	return r
+}
+
 // read runs over lines, refusing what a check refused, and calls write
 // whenever the chunk is full or a name comes again, and at the end; it
 // stops at the input's error or write's.
@@ -137,7 +144,7 @@ func (im *importer) chunked(ctx context.Context, lines iter.Seq[counters.ImportL
 				if res, err = im.write(ctx, tx, c); err != nil || !last || im.opts.Key == nil {
 					return err
 				}
-				return im.record(ctx, tx, res)
+				return im.record(ctx, tx, res.report())
 			})
 		})
 		if err != nil {
@@ -166,20 +173,21 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.r, mapError(op, err, false)
 	}
 	defer tx.Rollback()
-	var total chunkResult
+	// What the transaction did, counted apart until it commits; like the
+	// report, it lists at most MaxReportedLines lines, however many it
+	// skips.
+	pending := &counters.ImportReport{}
 	err = im.read(lines, func(c *chunk, last bool) error {
 		if im.r.Refused > 0 {
 			return nil
 		}
 		return im.step(ctx, func(ctx context.Context) error {
 			res, err := im.write(ctx, tx, c)
-			total.created += res.created
-			total.overwritten += res.overwritten
-			total.skipped = append(total.skipped, res.skipped...)
+			res.addTo(pending)
 			if err != nil || !last || im.opts.Key == nil || im.r.Refused > 0 {
 				return err
 			}
-			return im.record(ctx, tx, total)
+			return im.record(ctx, tx, pending)
 		})
 	})
 	if err == nil && im.r.Refused > 0 {
@@ -197,7 +205,7 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.r, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"The database could not be reached while the import committed: either every line was applied or none was.")
 	}
-	total.addTo(im.r)
+	im.r.Merge(pending)
 	im.r.Applied = true
 	return im.r, nil
 }
@@ -327,12 +335,12 @@ func importRows(lines []counters.ImportLine, now time.Time) []any {
 }
 
 // record claims the import's key in tx and stores the report it is about
-// to commit: the report so far plus res. A key that another process
-// recorded meanwhile fails tx with ECONFLICT.
-func (im *importer) record(ctx context.Context, tx *sql.Tx, res chunkResult) error {
+// to commit: the report so far plus pending, what tx did. A key that
+// another process recorded meanwhile fails tx with ECONFLICT.
+func (im *importer) record(ctx context.Context, tx *sql.Tx, pending *counters.ImportReport) error {
 	final := *im.r
 	final.Lines = slices.Clone(im.r.Lines)
-	res.addTo(&final)
+	final.Merge(pending)
 	final.Applied = true
 	prior, err := im.s.claimKey(ctx, tx, *im.opts.Key)
 	if err != nil {
