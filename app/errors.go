@@ -38,8 +38,18 @@ var codeOfStatus = map[int]string{
 }
 
 type errorBody struct {
-	Error errorDetail `json:"error"`
+	Error  errorDetail `json:"error"`
+	Report any         `json:"report,omitempty"` // what a failed import did (app/import.go)
 }
+
+// reportedError is an error whose answer also carries a report of what the
+// request did before it failed.
+type reportedError struct {
+	error
+	report any
+}
+
+func (e *reportedError) Unwrap() error { return e.error }
 
 type errorDetail struct {
 	Code    string `json:"code"`
@@ -115,6 +125,11 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if drawError(c, err, code, status) {
 			return nil
 		}
-		return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}})
+		body := errorBody{Error: errorDetail{Code: code, Message: counters.ErrorMessage(err)}}
+		var re *reportedError
+		if errors.As(err, &re) {
+			body.Report = re.report
+		}
+		return c.Status(status).JSON(body)
 	}
 }

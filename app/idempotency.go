@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"hash"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -28,20 +29,35 @@ func hasIdempotencyKey(c *fiber.Ctx) bool {
 // its JSON was spaced or ordered, and whether the step came in the body or
 // the query.
 func idempotencyKey(c *fiber.Ctx, canonical any) (counters.Idempotency, error) {
-	values := c.Request().Header.PeekAll(headerIdempotencyKey)
-	if len(values) != 1 {
-		return counters.Idempotency{}, counters.Errorf(counters.EINVALID, "Give one Idempotency-Key header, not %d.", len(values))
+	k, err := idempotencyHeader(c)
+	if err != nil {
+		return k, err
 	}
 	body, err := json.Marshal(canonical)
 	if err != nil {
 		return counters.Idempotency{}, err
 	}
-	h := sha256.New()
-	h.Write([]byte(c.Method() + " " + c.Route().Path + "\n"))
+	h := fingerprinter(c)
 	h.Write(body)
-	k := counters.Idempotency{Key: string(values[0])} // a copy: Fiber reuses the header's memory
 	h.Sum(k.Fingerprint[:0])
 	return k, nil
+}
+
+// idempotencyHeader reads the key, without a fingerprint yet.
+func idempotencyHeader(c *fiber.Ctx) (counters.Idempotency, error) {
+	values := c.Request().Header.PeekAll(headerIdempotencyKey)
+	if len(values) != 1 {
+		return counters.Idempotency{}, counters.Errorf(counters.EINVALID, "Give one Idempotency-Key header, not %d.", len(values))
+	}
+	return counters.Idempotency{Key: string(values[0])}, nil // a copy: Fiber reuses the header's memory
+}
+
+// fingerprinter starts a request's fingerprint with its method and route;
+// the request as parsed follows.
+func fingerprinter(c *fiber.Ctx) hash.Hash {
+	h := sha256.New()
+	h.Write([]byte(c.Method() + " " + c.Route().Path + "\n"))
+	return h
 }
 
 // markReplayed flags an answer rendered from the record of an earlier

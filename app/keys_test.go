@@ -177,6 +177,9 @@ func TestEveryEndpointAnswersEachCallerByItsKey(t *testing.T) {
 		{"history", func(f fixture) request { return request{"GET", "/v1/counters/shop%2Fa/history", ""} }, [4]int{200, 200, 403, 403}, false},
 		{"history of a prefix", func(f fixture) request { return request{"GET", "/v1/history?prefix=shop/", ""} }, [4]int{200, 200, 403, 403}, false},
 		{"export", func(f fixture) request { return request{"GET", "/v1/export?prefix=shop/", ""} }, [4]int{200, 200, 403, 403}, false},
+		{"atomic import", func(f fixture) request {
+			return request{"POST", "/v1/import?atomic=true&mode=overwrite", `{"name": "shop/a", "value": 5}` + "\n"}
+		}, [4]int{200, 403, 200, 403}, false},
 		{"list own prefix", func(f fixture) request { return request{"GET", "/v1/counters", ""} }, [4]int{200, 200, 403, 200}, false},
 		{"reset prefix", func(f fixture) request {
 			return request{"POST", "/v1/counters/reset", `{"prefix": "shop/", "value": 0}`}

@@ -37,6 +37,9 @@ type Options struct {
 	ReadTimeout  time.Duration // a request's arrival, from its first byte (or the connection's opening) to its last; default 10s
 	WriteTimeout time.Duration // writing an answer; default 10s
 	IdleTimeout  time.Duration // a keep-alive connection's wait for its next request; default 60s
+	// ImportTimeout bounds an import (POST /v1/import), its body's arrival
+	// included; default 10 minutes.
+	ImportTimeout time.Duration
 
 	// Readiness checks, by dependency. MySQL down makes the service unready;
 	// the others only report degraded.
@@ -75,6 +78,9 @@ func (o *Options) defaults() {
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 60 * time.Second
 	}
+	if o.ImportTimeout == 0 {
+		o.ImportTimeout = 10 * time.Minute
+	}
 	if o.Hits == nil {
 		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
@@ -99,13 +105,16 @@ func New(o Options) *fiber.App {
 		// client address is found by trustedProxies.clientAddr.
 		EnableTrustedProxyCheck: true,
 		TrustedProxies:          prefixStrings(o.TrustedProxies),
+		StreamRequestBody:       true, // for imports; the others' bodies are read by readBody
 	})
+	streamBodies(app, o.BodyLimit, max(o.ImportTimeout, o.ReadTimeout))
 	rejectUnknownMethods(app)
 	closeSilentlyOnTimeout(app)
 
 	app.Use(closeWhileDraining(o.Drain))
 	app.Use(requestIDs)
 	app.Use(observe(o.Log, m))
+	app.Use(readBody(o.BodyLimit))
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
 
 	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry, drain: o.Drain}
@@ -130,6 +139,8 @@ func New(o Options) *fiber.App {
 	v1.Get("/counters/:name/history", auth, hist.counter)
 	v1.Get("/history", auth, hist.prefix)
 	v1.Get("/export", auth, h.export)
+	imports := &importHandlers{svc: h.svc, stepTimeout: o.DBTimeout, timeout: o.ImportTimeout}
+	v1.Post("/import", auth, imports.importCounters)
 	if o.Tickets != nil {
 		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
 	}

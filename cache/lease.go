@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"iter"
 	"strconv"
 	"time"
 
@@ -125,4 +126,9 @@ func (h holdWrites) BatchOnce(ctx context.Context, key counters.Idempotency, ite
 func (h holdWrites) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
 	defer h.after(h.s.unconfirmed.Load())
 	return h.Store.IncrementMany(ctx, incs)
+}
+
+func (h holdWrites) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
+	defer h.after(h.s.unconfirmed.Load())
+	return h.Store.Import(ctx, opts, lines)
 }

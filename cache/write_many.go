@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"iter"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -101,4 +103,45 @@ func (s *Store) deleteEntries(ctx context.Context, keys []string) error {
 		return nil
 	})
 	return err
+}
+
+// Import implements counters.Store. It may change any counter its lines
+// name, far too many to invalidate one by one, so afterwards it flushes
+// every entry under the names' longest common prefix (all entries when
+// they share none), as a reset does, success or not.
+func (s *Store) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
+	var prefix string
+	seen := false
+	named := func(yield func(counters.ImportLine) bool) {
+		for l := range lines {
+			if l.Reason == "" && l.Err == nil {
+				prefix, seen = commonPrefix(prefix, l.Counter.Name, seen), true
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+	r, err := s.next.Import(ctx, opts, named)
+	if seen && !r.Replayed {
+		s.invalidatePrefix(ctx, prefix)
+	}
+	return r, err
+}
+
+// commonPrefix is the longest common prefix of p (the names so far, when
+// seen) and name, cut back to whole UTF-8 characters, as the cache's key
+// pattern needs.
+func commonPrefix(p, name string, seen bool) string {
+	if !seen {
+		return name
+	}
+	n := 0
+	for n < len(p) && n < len(name) && p[n] == name[n] {
+		n++
+	}
+	for n > 0 && n < len(p) && !utf8.RuneStart(p[n]) {
+		n--
+	}
+	return p[:n]
 }

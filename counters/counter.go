@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -160,6 +161,16 @@ type Service interface {
 	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (value int64, replayed bool, err error)
 	SetOnce(ctx context.Context, key Idempotency, req SetRequest) (c *Counter, created, replayed bool, err error)
 	BatchOnce(ctx context.Context, key Idempotency, items []Increment) (values []int64, replayed bool, err error)
+
+	// Import applies lines as opts say (see import.go) and reports what it
+	// did; refused lines are counted and named, not errors. It reads the
+	// lines as they come and holds a chunk of them at a time. Without
+	// Atomic each chunk commits on its own: on an error the report (never
+	// nil) counts what was committed. Returns EINVALID for bad options, the
+	// report's Err for an atomic import that refused a line,
+	// EUNAVAILABLE when MySQL cannot be reached, and with a key what the
+	// Once methods return.
+	Import(ctx context.Context, opts ImportOptions, lines iter.Seq[ImportLine]) (*ImportReport, error)
 }
 
 // Store is what the service needs from persistence; storage/ implements it

@@ -1,6 +1,9 @@
 package counters
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // NewService returns the counters service over store: it validates every
 // argument before the store sees it. Coalescing and caching are wrappers of
@@ -53,4 +56,11 @@ func (s *service) Reset(ctx context.Context, req ResetRequest) (int64, error) {
 		return 0, err
 	}
 	return s.store.Reset(ctx, req)
+}
+
+func (s *service) Import(ctx context.Context, opts ImportOptions, lines iter.Seq[ImportLine]) (*ImportReport, error) {
+	if err := opts.Validate(); err != nil {
+		return NewImportReport(opts), err
+	}
+	return s.store.Import(ctx, opts, CheckImportLines(lines))
 }

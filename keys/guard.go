@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"countersvc/counters"
@@ -140,6 +141,34 @@ func (g *guardedCounters) BatchOnce(ctx context.Context, key counters.Idempotenc
 	}
 	key.Owner = p.KeyID()
 	return g.svc.BatchOnce(ctx, key, items)
+}
+
+// Import needs the write scope to start; then each line's name is checked
+// as it comes. A line outside the key's prefixes is refused
+// (permission_denied) and the others applied; with atomic, that refusal
+// makes the whole import 403, nothing applied, as for a batch.
+func (g *guardedCounters) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
+	p := FromContext(ctx)
+	if err := g.keys.deny(p.scope(Write)); err != nil {
+		return counters.NewImportReport(opts), err
+	}
+	if opts.Key != nil {
+		opts.Key.Owner = p.KeyID() // in place: the caller fills in its Fingerprint as the lines run
+	}
+	checked := func(yield func(counters.ImportLine) bool) {
+		for l := range lines {
+			// Bad and reserved names are the domain's to refuse, with their own reasons.
+			if name := l.Counter.Name; l.Reason == "" && l.Err == nil && counters.ValidateName(name) == nil && !counters.IsReserved(name) {
+				if err := p.Name(name, Write); err != nil {
+					l = l.Refuse(counters.ReasonPermission, "%s", counters.ErrorMessage(err))
+				}
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+	return g.svc.Import(ctx, opts, checked)
 }
 
 // Tickets returns svc with every call checked against the principal in its

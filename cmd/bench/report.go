@@ -56,6 +56,7 @@ type report struct {
 	keys    *keysResult
 	tickets *ticketsResult
 	history *historyResult
+	imports *importResult
 	peakRSS int64
 }
 
@@ -140,6 +141,13 @@ func (r *report) write(dir string) error {
 	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
+	}
+	if im := r.imports; im != nil {
+		for _, run := range im.runs {
+			row(fmt.Sprintf("import of %s lines, %s: %.1f s", num(float64(run.lines)), run.what, run.elapsed.Seconds()),
+				num(run.rate())+" lines/s", "", true)
+		}
+		row("peak RSS of the service over the imports", fmt.Sprintf("%.1f MiB", float64(im.peakRSS)/(1<<20)), "< 100 MiB", im.peakRSS < 100<<20)
 	}
 	if t := r.tickets; t != nil {
 		w := t.workload

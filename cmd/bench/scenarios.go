@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -293,17 +291,7 @@ func (b *bench) tickets() error {
 }
 
 // rss reads the service's high-water mark of resident memory.
-func (b *bench) rss() error {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.pid))
-	if err != nil {
-		return err
-	}
-	for _, line := range strings.Split(string(s), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			b.r.peakRSS = kb * 1024
-			return err
-		}
-	}
-	return fmt.Errorf("no VmHWM for pid %d", b.pid)
+func (b *bench) rss() (err error) {
+	b.r.peakRSS, err = peakRSS(b.pid)
+	return err
 }

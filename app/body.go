@@ -1,0 +1,119 @@
+package app
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"countersvc/counters"
+)
+
+// Request bodies. An import may carry a million lines, so the server
+// streams request bodies (fasthttp's StreamRequestBody) and the import
+// reads its own as it comes. Every other request keeps the body limit
+// (COUNTERS_BODY_LIMIT, 64 KiB), which streaming alone would lose: with it
+// on, fasthttp v1.51 no longer refuses a body over MaxRequestBodySize but
+// hands it over as a stream, and c.Body() reads a stream to its end,
+// however long. Nor does fasthttp skip what a handler left unread: the next
+// request on the connection would be parsed from the rest of the body. And
+// before any handler runs it waits for the body's first 8 KiB (or all of a
+// shorter one), so a client that announces too large a body and waits for
+// the answer before sending it would wait for the read timeout.
+//
+// So, before fasthttp reads any of a body (its HeaderReceived hook):
+//   - an import gets the import's read timeout, no size limit, and a
+//     connection that closes after the answer (a refusal before the body
+//     was read leaves it unread);
+//   - any other request announcing more than the limit is marked, its
+//     Content-Length set to 0 so that fasthttp reads none of it, and its
+//     connection closed after the answer; readBody then answers 413.
+//
+// And before routing, readBody reads every body but an import's, up to the
+// limit, into the request, where handlers find it as before.
+
+// headerOversized marks a request whose announced body was over the limit.
+// A client's own header of that name is removed first.
+const headerOversized = "X-Countersvc-Oversized-Body"
+
+// streamsBody reports whether the request (by its method and request URI)
+// is one whose handler reads its body as a stream: POST /v1/import.
+func streamsBody(method, uri []byte) bool {
+	if i := bytes.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	return string(method) == fiber.MethodPost && string(uri) == "/v1/import"
+}
+
+// streamBodies sets up the server for readBody.
+func streamBodies(app *fiber.App, limit int, importTimeout time.Duration) {
+	srv := app.Server()
+	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		h.Del(headerOversized)
+		if streamsBody(h.Method(), h.RequestURI()) {
+			h.SetConnectionClose()
+			return fasthttp.RequestConfig{ReadTimeout: importTimeout, MaxRequestBodySize: math.MaxInt}
+		}
+		if h.ContentLength() > limit {
+			h.Set(headerOversized, "1")
+			h.SetContentLength(0)
+			h.SetConnectionClose()
+		}
+		return fasthttp.RequestConfig{}
+	}
+}
+
+// drainLimit is how much of an import's body is read and dropped when its
+// handler did not read it to the end (a refusal before the body, MySQL
+// failing mid-import), and drainTime how long that may take: a body left
+// in the socket turns the connection's close into a reset, which reaches
+// a client still sending as a broken pipe instead of the answer. Reading
+// and dropping is cheap next to the import the client meant to send.
+const (
+	drainLimit = 256 << 20
+	drainTime  = 5 * time.Second
+)
+
+// readBody reads the request's body, up to limit bytes, into the request
+// (413 beyond), except an import's, which is left to stream.
+func readBody(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req := c.Request()
+		if len(req.Header.Peek(headerOversized)) > 0 {
+			return fiber.ErrRequestEntityTooLarge
+		}
+		stream := c.Context().RequestBodyStream()
+		if streamsBody(req.Header.Method(), req.Header.RequestURI()) {
+			err := c.Next()
+			if stream != nil {
+				c.Context().Conn().SetReadDeadline(time.Now().Add(drainTime))
+				io.CopyN(io.Discard, stream, drainLimit)
+			}
+			return err
+		}
+		if stream == nil || req.Header.ContentLength() == 0 {
+			return c.Next() // nothing to read (most increments)
+		}
+		buf := bodyBuffers.Get().(*bytes.Buffer)
+		defer bodyBuffers.Put(buf)
+		buf.Reset()
+		n, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
+		if err != nil {
+			c.Response().Header.SetConnectionClose()
+			return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body could not be read to its end.")
+		}
+		if n > int64(limit) {
+			c.Response().Header.SetConnectionClose()
+			return fiber.ErrRequestEntityTooLarge
+		}
+		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
+		return c.Next()
+	}
+}
+
+// bodyBuffers hold bodies while readBody reads them.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
