@@ -2,8 +2,10 @@ package app
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,15 +97,31 @@ func readBody(limit int) fiber.Handler {
 			}
 			return err
 		}
-		if stream == nil || req.Header.ContentLength() == 0 {
+		encoded := len(req.Header.Peek(fiber.HeaderContentEncoding)) > 0
+		if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
 			return c.Next() // nothing to read (most increments)
 		}
+		var body io.Reader = stream
+		if stream == nil {
+			body = bytes.NewReader(req.Body())
+		}
+		// Unzipped within the limit too: a small gzip body can unzip to
+		// gigabytes, which Fiber's c.Body() would unzip whole.
+		body, closeBody, err := decodeBody(c, body)
+		if err != nil {
+			c.Response().Header.SetConnectionClose()
+			return err
+		}
+		defer closeBody()
 		buf := bodyBuffers.Get().(*bytes.Buffer)
 		defer bodyBuffers.Put(buf)
 		buf.Reset()
-		n, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
+		n, err := buf.ReadFrom(io.LimitReader(body, int64(limit)+1))
 		if err != nil {
 			c.Response().Header.SetConnectionClose()
+			if encoded {
+				return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body is cut short or its gzip stream is corrupt.")
+			}
 			return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body could not be read to its end.")
 		}
 		if n > int64(limit) {
@@ -111,7 +129,28 @@ func readBody(limit int) fiber.Handler {
 			return fiber.ErrRequestEntityTooLarge
 		}
 		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
+		req.Header.Del(fiber.HeaderContentEncoding)
 		return c.Next()
+	}
+}
+
+// decodeBody undoes the request's Content-Encoding on body: gzip, or none.
+// The caller bounds what it reads, and calls closeBody when done.
+func decodeBody(c *fiber.Ctx, body io.Reader) (decoded io.Reader, closeBody func(), err error) {
+	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
+	case "", "identity":
+		return body, func() {}, nil
+	case "gzip":
+		gz, err := gzip.NewReader(body)
+		if err == io.EOF {
+			return bytes.NewReader(nil), func() {}, nil
+		}
+		if err != nil {
+			return nil, nil, counters.Errorf(counters.EINVALID, "The request body is not gzip, though Content-Encoding says so; nothing was changed.")
+		}
+		return gz, func() { gz.Close() }, nil
+	default:
+		return nil, nil, counters.Errorf(counters.EINVALID, "Content-Encoding must be gzip or none, not %q; nothing was changed.", enc)
 	}
 }
 

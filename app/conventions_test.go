@@ -303,3 +303,31 @@ func announceBodyTo(t *testing.T, e *apptest.Env, method, path string, n int, he
 	}
 	return apptest.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 }
+
+// A JSON endpoint's body may come gzipped, and the body limit holds for it
+// unzipped: a few KiB of gzip can unzip to gigabytes.
+func TestGzippedBodiesKeepTheBodyLimit(t *testing.T) {
+	e := apptest.New(t)
+	bomb := gzipped(t, `{"by": 1, "pad": "`+strings.Repeat("x", 10<<20)+`"}`)
+	for _, tc := range []struct {
+		name, body, encoding string
+		status               int
+		code                 string
+	}{
+		{"gzipped", string(gzipped(t, `{"by": 2}`)), "gzip", 200, ""},
+		{"unzips past the limit", string(bomb), "gzip", 413, "payload_too_large"},
+		{"not gzip", `{"by": 1}`, "gzip", 400, "invalid_argument"},
+		{"cut short", string(gzipped(t, `{"by": 1}`)[:12]), "gzip", 400, "invalid_argument"},
+		{"unknown encoding", `{"by": 1}`, "br", 400, "invalid_argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, "POST", "/v1/counters/zipped/increment", tc.body, "Content-Encoding: "+tc.encoding)
+			if r.Status != tc.status || (tc.code != "" && r.ErrorCode() != tc.code) {
+				t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
+			}
+		})
+	}
+	if r := e.Do(t, "GET", "/v1/counters/zipped", ""); !strings.Contains(string(r.Body), `"value":2`) {
+		t.Errorf("after one gzipped increment by 2 and refusals: %s", r.Body)
+	}
+}

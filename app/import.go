@@ -45,20 +45,11 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 	if s := c.Context().RequestBodyStream(); s != nil {
 		body = s
 	}
-	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
-	case "", "identity":
-	case "gzip":
-		gz, err := gzip.NewReader(body)
-		if err != nil && err != io.EOF {
-			return counters.Errorf(counters.EINVALID, "The request body is not gzip, though Content-Encoding says so; nothing was changed.")
-		}
-		if gz != nil {
-			defer gz.Close()
-			body = gz
-		}
-	default:
-		return counters.Errorf(counters.EINVALID, "Content-Encoding must be gzip or none, not %q; nothing was changed.", enc)
+	body, closeBody, err := decodeBody(c, body)
+	if err != nil {
+		return err
 	}
+	defer closeBody()
 	fp := fingerprinter(c)
 	fp.Write([]byte(string(opts.Mode) + " " + strconv.FormatBool(opts.Atomic) + "\n"))
 	if hasIdempotencyKey(c) {

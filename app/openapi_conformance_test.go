@@ -288,6 +288,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "spare", "scopes": ["write"], "expires_at": null}`,
 		headers: []string{admin}, status: 201}).Decode(t, &spare)
 	asReader := bearerOf(reader.Secret)
+	const ndjson = "Content-Type: application/x-ndjson"
 	spareKey := "/v1/keys/" + strconv.FormatInt(spare.ID, 10)
 
 	// One request per operation that succeeds: replayed without a token
@@ -313,6 +314,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/a/history?from=2025-04-01T09:00:00.5%2B02:00&to=2025-04-02", status: 200},
 		{method: "GET", path: "/v1/history?prefix=a&step=month&from=2025-01&to=2025-07", status: 200},
 		{method: "GET", path: "/v1/export?prefix=a", status: 200},
+		{method: "POST", path: "/v1/import?mode=overwrite", body: "{\"name\": \"imp/a\", \"value\": 3}\n", headers: []string{ndjson}, status: 200},
+		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/b\", \"value\": 1}\n", headers: []string{ndjson, "Idempotency-Key: import-once"}, status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=views&format=comma", status: 200},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?show=today_total", status: 200},
@@ -406,6 +409,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/a/history", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/history?prefix=a", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/export?prefix=a", headers: []string{asReader}, status: 403},
+		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/c\", \"value\": 1}\n", headers: []string{ndjson, asReader}, status: 403},
 		{method: "GET", path: "/v1/hits/private", status: 403},
 		{method: "GET", path: "/v1/hits/private/badge.svg", status: 403},
 		{method: "GET", path: "/v1/counters/a/badge.svg", status: 403},
@@ -441,6 +445,11 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 2}`, headers: []string{"Idempotency-Key: once"}, status: 409},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: *"}, status: 409},
 		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1)), headers: []string{"Idempotency-Key: once"}, status: 409},
+		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/b\", \"value\": 2}\n", headers: []string{ndjson, "Idempotency-Key: import-once"}, status: 409},
+		{method: "POST", path: "/v1/import?mode=merge", body: "{\"name\": \"imp/d\", \"value\": 1}\n", headers: []string{ndjson}, status: 400},
+		{method: "POST", path: "/v1/import?atomic=true", body: "{\"name\": \"imp/d\", \"value\": 1}\nnot json\n", headers: []string{ndjson}, status: 400,
+			unwritable: "each line of the body is JSON of its own, which no schema of a request body can check"},
+		{method: "POST", path: "/v1/import?atomic=true", body: "{\"name\": \"imp/d\", \"value\": 5, \"max\": 1}\n", headers: []string{ndjson}, status: 422},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "NINJA", "title": "Again"}`, status: 409},
 		// 413 payload_too_large: announced, never sent
 		{method: "POST", path: "/v1/counters/a/increment", announce: 70 << 10, status: 413},
