@@ -54,7 +54,9 @@ func lockSchema(ctx context.Context, db *sql.DB) (*schemaLock, error) {
 		if ok {
 			break
 		}
-		if err != nil && !retryable(err) {
+		// A wait that ran out during the attempt is reported as a wait,
+		// naming the holder, below.
+		if err != nil && !retryable(err) && ctx.Err() == nil {
 			return nil, fmt.Errorf("taking the migration lock: %w", err)
 		}
 		select {
