@@ -111,3 +111,20 @@ func TestScenariosRunInTheirOwnOrder(t *testing.T) {
 		t.Fatalf("check without the instances: %v, want an error naming -url-nolimits", err)
 	}
 }
+
+func TestWrkDurationIsWholeSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{1500 * time.Millisecond, "2s"},
+		{time.Second, "1s"},
+		{4 * time.Second, "4s"},
+		{100 * time.Millisecond, "1s"},
+		{90 * time.Second, "90s"},
+	} {
+		if got := wrkDuration(tc.d); got != tc.want {
+			t.Errorf("wrkDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func wrkRun(url string, conns int, d time.Duration, script string) (load, error)
 	if conns < threads {
 		threads = conns
 	}
-	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency", "--timeout", "10s"}
+	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", wrkDuration(d), "--latency", "--timeout", "10s"}
 	if script != "" {
 		f := filepath.Join(os.TempDir(), fmt.Sprintf("bench-%d.lua", time.Now().UnixNano()))
 		if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
@@ -40,6 +40,12 @@ func wrkRun(url string, conns int, d time.Duration, script string) (load, error)
 		return load{}, fmt.Errorf("wrk: %v: %s", err, out)
 	}
 	return parseWrk(string(out))
+}
+
+// wrkDuration is d for wrk's -d, which takes whole seconds only ("1.5s" is
+// refused, and -duration 3s makes a 1.5 s warm-up): rounded up, at least 1s.
+func wrkDuration(d time.Duration) string {
+	return fmt.Sprintf("%ds", max(1, int64((d+time.Second-1)/time.Second)))
 }
 
 var (
