@@ -197,9 +197,13 @@ start_mariadb() {
   if [ ! -d "$dir/data/mysql" ]; then
     log "initialising MariaDB data dir $dir/data"
     local ok=""
+    # --force: without it the bootstrap refuses a machine whose host name
+    # and "localhost" do not resolve (a debootstrapped Debian has no
+    # /etc/hosts); the accounts here name addresses, never host names, and
+    # the server runs with --skip-name-resolve.
     for _ in 1 2 3; do # the bootstrap has been seen to fail now and then on a busy machine
       rm -rf "$dir/data"
-      if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" \
+      if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" --force \
         --auth-root-authentication-method=socket --auth-root-socket-user="$me" \
         --skip-test-db >"$dir/install.log" 2>&1; then ok=1; break; fi
     done
