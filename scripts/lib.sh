@@ -25,6 +25,7 @@ package_purpose() {
     redis-server) echo "the cache" ;;
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
+    libc6-dev) echo "the C headers cgo compiles against" ;;
     curl) echo "the README's examples" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
