@@ -25,6 +25,7 @@ package_purpose() {
     redis-server) echo "the cache" ;;
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
+    libc6-dev) echo "the C headers cgo compiles against" ;;
     curl) echo "the README's examples" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
@@ -148,9 +149,11 @@ free_port() {
 live_pid() {
   local pid stat
   [ -f "$1" ] || return 1
-  pid="$(cat "$1" 2>/dev/null)" || return 1
+  # read, not $(cat): no process to start for each check (a loaded machine
+  # makes that slow), and not $(<...), whose failure set -e does not forgive.
+  read -r pid 2>/dev/null <"$1" || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+  read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
   [[ "$stat" =~ ^[0-9]+\ \((.*)\)\ ([A-Za-z]) ]] || return 1
   [ "${BASH_REMATCH[2]}" != Z ] && [[ "${BASH_REMATCH[1]}" =~ ^($2)$ ]] || return 1
   echo "$pid"
@@ -158,18 +161,22 @@ live_pid() {
 
 # stop_pidfiles FILE:NAMES ... sends SIGTERM to all those processes at once
 # and SIGKILL to any still there after 4 s, so that stopping several servers
-# takes as long as the slowest, and never more than about 4 s.
+# takes as long as the slowest, and never more than about 4 s. The 4 s are
+# read off the clock: counted in rounds of checks, a loaded machine made
+# them 5.
 stop_pidfiles() {
-  local spec pid pids=() left
+  local spec pid pids=() left deadline
   for spec in "$@"; do
     pid="$(live_pid "${spec%%:*}" "${spec#*:}")" || continue
     kill -TERM "$pid" 2>/dev/null && pids+=("$spec")
   done
   [ "${#pids[@]}" -eq 0 ] && return 0
-  for _ in $(seq 1 40); do
+  deadline=$((${EPOCHREALTIME//[!0-9]/} + 4000000)) # microseconds
+  while :; do
     left=()
     for spec in "${pids[@]}"; do live_pid "${spec%%:*}" "${spec#*:}" >/dev/null && left+=("$spec"); done
     [ "${#left[@]}" -eq 0 ] && return 0
+    [ "${EPOCHREALTIME//[!0-9]/}" -lt "$deadline" ] || break
     sleep 0.1
   done
   for spec in "${left[@]}"; do
@@ -197,9 +204,13 @@ start_mariadb() {
   if [ ! -d "$dir/data/mysql" ]; then
     log "initialising MariaDB data dir $dir/data"
     local ok=""
+    # --force: without it the bootstrap refuses a machine whose host name
+    # and "localhost" do not resolve (a debootstrapped Debian has no
+    # /etc/hosts); the accounts here name addresses, never host names, and
+    # the server runs with --skip-name-resolve.
     for _ in 1 2 3; do # the bootstrap has been seen to fail now and then on a busy machine
       rm -rf "$dir/data"
-      if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" \
+      if mariadb-install-db --no-defaults "${user[@]}" --datadir="$dir/data" --force \
         --auth-root-authentication-method=socket --auth-root-socket-user="$me" \
         --skip-test-db >"$dir/install.log" 2>&1; then ok=1; break; fi
     done

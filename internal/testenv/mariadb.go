@@ -76,7 +76,11 @@ func (m *MariaDB) start() error {
 		if err != nil {
 			return err
 		}
-		args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, userArgs...)
+		// --force: without it the bootstrap refuses a machine whose host
+		// name and "localhost" do not resolve (a debootstrapped Debian has
+		// no /etc/hosts); the server skips name resolution anyway.
+		args := append([]string{"--no-defaults", "--datadir=" + data, "--force",
+			"--auth-root-authentication-method=normal", "--skip-test-db"}, userArgs...)
 		// The bootstrap has been seen to fail now and then on a busy
 		// machine; a fresh data directory and another go settle it.
 		var out []byte
