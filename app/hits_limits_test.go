@@ -158,7 +158,12 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testenv.StartRedis(t) // each case its own budgets
-			env := apptest.New(t, hitLimits(r, 1, 0), func(c *config.Config) { c.TrustedProxies = prefixStrings(tc.trusted) })
+			env := apptest.New(t, hitLimits(r, 1, 0), func(c *config.Config) {
+				c.TrustedProxies = prefixStrings(tc.trusted)
+				// A first limit check that timed out on a loaded machine
+				// would let the hit through unspent (fail open).
+				c.RedisTimeout = 5 * time.Second
+			})
 			hitValue(t, env, "hits/p", "X-Forwarded-For: "+tc.first)
 			res := env.Do(t, "GET", "/v1/hits/hits%2Fp", "", "X-Forwarded-For: "+tc.second)
 			if limited := res.Status == 429; limited != tc.limited {

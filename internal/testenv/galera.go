@@ -145,7 +145,8 @@ func (n *GaleraNode) install(uid, gid uint32) error {
 	}
 	var out []byte
 	for attempt := 0; attempt < 3; attempt++ {
-		cmd := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(n.dir, "data"),
+		// --force: as in StartMariaDB, for machines without /etc/hosts.
+		cmd := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(n.dir, "data"), "--force",
 			"--auth-root-authentication-method=normal", "--skip-test-db")
 		asUser(cmd, uid, gid)
 		if out, err = cmd.CombinedOutput(); err == nil {
