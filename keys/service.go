@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"countersvc/counters"
+	"countersvc/internal/deadline"
 )
 
 // Options are the keys' settings.
@@ -279,18 +280,7 @@ func (s *Service) deny(err error) error {
 // them, never one per request. A failure is logged and the usage kept for
 // the next round.
 func (s *Service) TouchEvery(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		tctx, cancel := context.WithTimeout(ctx, every)
-		s.Touch(tctx)
-		cancel()
-	}
+	deadline.Every(ctx, every, s.Touch)
 }
 
 // Touch writes now as the last use of the keys used since the last Touch,

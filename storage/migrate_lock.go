@@ -9,6 +9,8 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"time"
+
+	"countersvc/internal/deadline"
 )
 
 // schemaLock lets one process at a time migrate a database, across every
@@ -97,7 +99,7 @@ func (l *schemaLock) try(ctx context.Context) (bool, error) {
 // to be safe to repeat, survive.
 func (l *schemaLock) renew(ctx context.Context) {
 	defer close(l.done)
-	runEvery(ctx, schemaLeaseRenew, func(ctx context.Context) {
+	deadline.Every(ctx, schemaLeaseRenew, func(ctx context.Context) {
 		l.db.ExecContext(ctx, "UPDATE "+lockTable+" SET expires_at = NOW(6) + INTERVAL ? MICROSECOND WHERE id = 1 AND holder = ?", schemaLease.Microseconds(), l.holder)
 	})
 }

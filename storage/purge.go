@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"countersvc/internal/deadline"
 )
 
 // purgeChunk is how many expired keys one DELETE removes: small, so that
@@ -34,7 +36,7 @@ func (s *CounterStore) PurgeExpiredKeys(ctx context.Context, chunk int) (int64, 
 // PurgeKeysEvery purges expired idempotency keys every interval until ctx
 // ends. A failed round (MySQL down) is logged and the next one tries again.
 func (s *CounterStore) PurgeKeysEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
-	runEvery(ctx, every, func(ctx context.Context) {
+	deadline.Every(ctx, every, func(ctx context.Context) {
 		n, err := s.PurgeExpiredKeys(ctx, purgeChunk)
 		if err != nil {
 			log.Warn("purging expired idempotency keys", "deleted", n, "error", err.Error())
@@ -42,21 +44,4 @@ func (s *CounterStore) PurgeKeysEvery(ctx context.Context, every time.Duration, 
 			log.Debug("purged expired idempotency keys", "deleted", n)
 		}
 	})
-}
-
-// runEvery runs fn every interval until ctx ends, each run with a
-// deadline of one interval, so that a run never overlaps the next.
-func runEvery(ctx context.Context, every time.Duration, fn func(ctx context.Context)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, every)
-		fn(rctx)
-		cancel()
-	}
 }

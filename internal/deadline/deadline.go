@@ -1,5 +1,6 @@
 // Package deadline gives work done on behalf of many callers (a coalesced
-// round of increments, a group commit of tickets) the deadline it may run to.
+// round of increments, a group commit of tickets) the deadline it may run
+// to, and runs a process's periodic work, each run within its interval.
 package deadline
 
 import (
@@ -32,4 +33,22 @@ func Latest[T any](callers []T, ctx func(T) context.Context) (context.Context, c
 		latest = time.Now().Add(Default)
 	}
 	return context.WithDeadline(context.Background(), latest)
+}
+
+// Every runs fn every interval until ctx ends, each run with a deadline of
+// one interval, so that a run never overlaps the next: the periodic work of
+// a process (purges, lease renewals, usage writes).
+func Every(ctx context.Context, every time.Duration, fn func(ctx context.Context)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		fn(rctx)
+		cancel()
+	}
 }
