@@ -11,9 +11,9 @@ import (
 // Batch implements counters.Store.
 func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
 	var values []int64
-	err := s.retryTx(ctx, "storage.Batch", func(tx *sql.Tx) (err error) {
-		values, err = s.batchTx(ctx, tx, items)
-		return err
+	err := s.writeTx(ctx, "storage.Batch", func(tx *sql.Tx) (changes []counters.Change, err error) {
+		values, changes, err = s.batchTx(ctx, tx, items)
+		return changes, err
 	})
 	if err != nil {
 		return nil, mapError("storage.Batch", err, true)
@@ -35,8 +35,9 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 //
 // An item that fails returns its error (see counters.ItemError) before
 // anything is written; the caller rolls back, which also removes the
-// counters step 1 created.
-func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, error) {
+// counters step 1 created. The changes are one per counter, in name order,
+// for the caller to record.
+func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, []counters.Change, error) {
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = it.Name
@@ -52,26 +53,32 @@ func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters
 	_, err := tx.ExecContext(ctx, "INSERT INTO counter (name, value, created_at, updated_at) VALUES "+
 		placeholders("(?, 0, ?, ?)", ", ", len(names))+" ON DUPLICATE KEY UPDATE name = name", args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	current, err := lockedCounters(ctx, tx, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	changes := make([]counters.Change, len(names))
+	for i, n := range names {
+		changes[i] = counters.Change{Name: n, Prev: current[n].Value, At: now}
 	}
 	values := make([]int64, len(items))
 	for i, it := range items {
 		c := current[it.Name]
 		next, ok := counters.Add(c.Value, it.By)
 		if !ok {
-			return nil, counters.ItemError(i, it.Name, counters.Errorf(counters.EOUTOFRANGE,
+			return nil, nil, counters.ItemError(i, it.Name, counters.Errorf(counters.EOUTOFRANGE,
 				"The result would leave the signed 64-bit range; nothing was changed."))
 		}
 		c.Value = next
 		if err := c.CheckBounds(); err != nil {
-			return nil, counters.ItemError(i, it.Name, err)
+			return nil, nil, counters.ItemError(i, it.Name, err)
 		}
 		values[i] = next
+		j, _ := slices.BinarySearch(names, it.Name)
+		changes[j].Steps = append(changes[j].Steps, counters.Part{At: now, By: it.By})
 	}
 
 	// One UPDATE for all counters: value = CASE name WHEN ? THEN ? ... END.
@@ -86,9 +93,12 @@ func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters
 	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+placeholders("WHEN ? THEN ?", " ", len(names))+
 		" END, updated_at = ? WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return values, s.addHistory(ctx, tx, items, now)
+	for i := range changes {
+		changes[i].Value = current[changes[i].Name].Value
+	}
+	return values, changes, nil
 }
 
 // lockedCounters reads the named counters, which the caller has locked.

@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +71,9 @@ type CounterStore struct {
 	// reports an abort at the next one and retry runs the transaction
 	// again (measured alike: 1,610 acknowledged, none lost).
 	Exchanges bool
+
+	recorders []Recorder         // the change seam's inside (see changes.go)
+	observers counters.Observers // ... and its after-commit side
 }
 
 var _ counters.Store = (*CounterStore)(nil)
@@ -93,21 +98,29 @@ func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Micr
 // whole, so it is run again like any transaction (see retry). With history
 // the value and its history change in one transaction, still in one round
 // trip (three where a transaction may not be one exchange, see Exchanges)
-// and still read from incrementSQL's OK packet (see incrementWithHistory).
+// and still read from incrementSQL's OK packet (see incrementInExchange).
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	var v int64
+	inc := counters.Increment{Name: name, By: by}
+	var c counters.Change
 	err := retry(ctx, "storage.Increment", func() (err error) {
-		if s.History {
-			v, err = s.incrementWithHistory(ctx, name, by, s.now())
+		now := s.now()
+		var v int64
+		if s.History || s.recorded(slices.Values([]string{name})) {
+			v, err = s.incrementInExchange(ctx, inc, now)
 		} else {
-			v, err = s.increment(ctx, nil, name, by, s.now())
+			v, err = s.increment(ctx, nil, name, by, now)
 		}
+		c = incrementChange(inc, v, now)
 		return err
 	})
-	return v, mapError("storage.Increment", err, true)
+	if err != nil {
+		return 0, mapError("storage.Increment", err, true)
+	}
+	s.committed(ctx, []counters.Change{c})
+	return c.Value, nil
 }
 
-// incrementWithHistory sends incrementSQL and its history's upsert as one
+// incrementInExchange sends incrementSQL and its history's upsert as one
 // transaction in one round trip: START TRANSACTION; upsert; history; COMMIT.
 // The new value is the upsert's insert id, which the driver keeps for every
 // statement of the exchange (mysql.Result, reached through Raw because
@@ -116,13 +129,18 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 // transaction is rolled back, so neither changes. Where a transaction may
 // not be one exchange (see Exchanges) the history and the COMMIT follow
 // in round trips of their own: the upsert ends the first, so a node that
-// aborts the transaction after it reports so at the next.
-func (s *CounterStore) incrementWithHistory(ctx context.Context, name string, by int64, now time.Time) (int64, error) {
+// aborts the transaction after it reports so at the next. When a recorder
+// wants the counter, the COMMIT waits for it: it needs the new value,
+// which only the first round trip tells, so such an increment takes one
+// more.
+func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
 	var rest []statement
-	if hq, hargs := historyUpsert(historyAdds([]counters.Increment{{Name: name, By: by}}, now)); hq != "" {
+	if hq, hargs := s.historyOf([]counters.Change{incrementChange(inc, 0, now)}); hq != "" {
 		rest = append(rest, statement{hq, hargs})
 	}
-	first, rest := s.exchangeOf(statement{"START TRANSACTION;\n" + incrementSQL, []any{name, by, now, now, by, by, by}}, rest)
+	recorded := s.recorded(slices.Values([]string{inc.Name}))
+	by := inc.By
+	first, rest := s.exchangeOf(statement{"START TRANSACTION;\n" + incrementSQL, []any{inc.Name, by, now, now, by, by, by}}, rest, !recorded)
 	const upsert = 1 // the statement after START TRANSACTION
 	named := make([]driver.NamedValue, len(first.args))
 	for i, a := range first.args {
@@ -145,14 +163,28 @@ func (s *CounterStore) incrementWithHistory(ctx context.Context, name string, by
 		if err != nil {
 			return err
 		}
-		return sendEach(ctx, conn, rest, nil)
+		if err := sendEach(ctx, conn, rest, nil); err != nil || !recorded {
+			return err
+		}
+		return s.commitRecorded(ctx, conn, []counters.Change{incrementChange(inc, v, now)})
 	})
 	return v, err
 }
 
-// increment runs incrementSQL on its own, or inside tx when tx is not nil
-// (for callers that must commit it together with other changes, and then
-// with its history), and returns the value it produced.
+// commitRecorded ends a transaction sent as an exchange whose changes a
+// recorder wants: the recorders, then COMMIT.
+func (s *CounterStore) commitRecorded(ctx context.Context, conn *sql.Conn, changes []counters.Change) error {
+	if err := s.recordOthers(ctx, conn, changes); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// increment runs incrementSQL on its own (for the callers that need
+// neither history nor recorders), or inside tx when tx is not nil (for
+// callers that commit it together with other changes, and then record it
+// themselves), and returns the value it produced.
 func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, by int64, now time.Time) (int64, error) {
 	stmt := s.incrementStmt
 	if tx != nil {
@@ -162,11 +194,7 @@ func (s *CounterStore) increment(ctx context.Context, tx *sql.Tx, name string, b
 	if err != nil {
 		return 0, err
 	}
-	v, err := res.LastInsertId()
-	if err != nil || tx == nil {
-		return v, err
-	}
-	return v, s.addHistory(ctx, tx, []counters.Increment{{Name: name, By: by}}, now)
+	return res.LastInsertId()
 }
 
 // Get implements counters.Store.
@@ -183,9 +211,10 @@ func (s *CounterStore) Get(ctx context.Context, name string) (*counters.Counter,
 func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
 	var c *counters.Counter
 	var created bool
-	err := s.retryTx(ctx, "storage.Set", func(tx *sql.Tx) (err error) {
-		c, created, err = s.setTx(ctx, tx, req)
-		return err
+	err := s.writeTx(ctx, "storage.Set", func(tx *sql.Tx) (_ []counters.Change, err error) {
+		var ch counters.Change
+		c, created, ch, err = s.setTx(ctx, tx, req)
+		return []counters.Change{ch}, err
 	})
 	if err != nil {
 		return nil, false, mapError("storage.Set", err, true)
@@ -193,10 +222,20 @@ func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*count
 	return c, created, nil
 }
 
-// setTx sets a counter inside tx; see Set. When another transaction created
-// the counter first, it returns ECONFLICT for a create-only request and
-// errAgain for any other: run again, the counter now exists.
-func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, error) {
+// setTx sets a counter inside tx and returns the change; see Set. When
+// another transaction created the counter first, it returns ECONFLICT for a
+// create-only request and errAgain for any other: run again, the counter
+// now exists.
+func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, counters.Change, error) {
+	c, created, prev, err := s.setRow(ctx, tx, req)
+	if err != nil {
+		return nil, false, counters.Change{}, err
+	}
+	return c, created, counters.Change{Name: c.Name, Prev: prev, Value: c.Value, At: c.UpdatedAt}, nil
+}
+
+// setRow is setTx's write; it also returns the value before it.
+func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, int64, error) {
 	now := s.now()
 	var value int64
 	var minV, maxV sql.NullInt64
@@ -210,45 +249,49 @@ func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 			c.Name, c.Value, nullable(c.Min), nullable(c.Max), now, now)
 		switch {
 		case isDuplicate(err) && req.CreateOnly:
-			return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+			return nil, false, 0, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
 		case isDuplicate(err):
-			return nil, false, errAgain
+			return nil, false, 0, errAgain
 		case err != nil:
-			return nil, false, err
+			return nil, false, 0, err
 		}
-		return c, true, nil
+		return c, true, 0, nil
 	case err != nil:
-		return nil, false, err
+		return nil, false, 0, err
 	case req.CreateOnly:
-		return nil, false, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
+		return nil, false, 0, counters.Errorf(counters.ECONFLICT, "Counter already exists.")
 	}
 	c := &counters.Counter{Name: req.Name, Value: req.Value, Min: pick(req.Min, minV), Max: pick(req.Max, maxV), CreatedAt: createdAt, UpdatedAt: now}
 	if err := c.CheckBounds(); err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = ?, min_value = ?, max_value = ?, updated_at = ? WHERE name = ?",
 		c.Value, nullable(c.Min), nullable(c.Max), now, c.Name)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	return c, false, nil
+	return c, false, value, nil
 }
 
 // Delete implements counters.Store: the counter and its history go in one
 // transaction, the counter's row first, as every writer of history locks it.
+// The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
-	err := s.retryTx(ctx, "storage.Delete", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name)
-		if err != nil {
-			return err
+	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
+		var value int64
+		err := tx.QueryRowContext(ctx, "SELECT value FROM counter WHERE name = ? FOR UPDATE", name).Scan(&value)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+		} else if err != nil {
+			return nil, err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return counters.Errorf(counters.ENOTFOUND, "Counter not found.")
+		if _, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name); err != nil {
+			return nil, err
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE name = ?", name)
-		return err
+		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE name = ?", name); err != nil {
+			return nil, err
+		}
+		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil
 	})
 	return mapError("storage.Delete", err, true)
 }
@@ -275,27 +318,50 @@ func (s *CounterStore) List(ctx context.Context, f counters.ListFilter) (*counte
 	return &counters.Page{Counters: items, NextAfter: next}, nil
 }
 
-// Reset implements counters.Store in one statement, so it is all or nothing:
-// a counter whose bounds exclude the value makes the statement fail (NULL
-// into NOT NULL) and nothing changes. Reserved names are never matched.
+// Reset implements counters.Store in one transaction: it locks and reads
+// the matched counters (for their changes' previous values), then sets
+// them in one statement, so it is all or nothing: a counter whose bounds
+// exclude the value makes the statement fail (NULL into NOT NULL) and
+// nothing changes. Reserved names are never matched.
 func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	query := `UPDATE counter SET
-		value = IF((min_value IS NULL OR ? >= min_value) AND (max_value IS NULL OR ? <= max_value), ?, NULL),
-		updated_at = ?
-		WHERE name NOT LIKE '!_%' ESCAPE '!'`
-	args := []any{req.Value, req.Value, req.Value, s.now()}
+	where := " WHERE name NOT LIKE '!_%' ESCAPE '!'"
+	var args []any
 	if !req.All {
-		query += " AND name LIKE ? ESCAPE '!'"
+		where += " AND name LIKE ? ESCAPE '!'"
 		args = append(args, likePrefix(req.Prefix))
 	}
-	res, err := execRetried(ctx, s.db, "storage.Reset", query, args...)
-	if mysqlErrNumber(err) == erBadNull {
-		return 0, counters.Errorf(counters.EOUTOFRANGE, "The value %d is outside the bounds of at least one matched counter; nothing was changed.", req.Value)
-	} else if err != nil {
+	var n int64
+	err := s.writeTx(ctx, "storage.Reset", func(tx *sql.Tx) ([]counters.Change, error) {
+		now := s.now()
+		rows, err := tx.QueryContext(ctx, "SELECT name, value FROM counter"+where+" ORDER BY name FOR UPDATE", args...)
+		if err != nil {
+			return nil, err
+		}
+		prev, err := scanResultSets(rows)
+		if err != nil {
+			return nil, err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE counter SET
+			value = IF((min_value IS NULL OR ? >= min_value) AND (max_value IS NULL OR ? <= max_value), ?, NULL),
+			updated_at = ?`+where, append([]any{req.Value, req.Value, req.Value, now}, args...)...)
+		if mysqlErrNumber(err) == erBadNull {
+			return nil, counters.Errorf(counters.EOUTOFRANGE, "The value %d is outside the bounds of at least one matched counter; nothing was changed.", req.Value)
+		} else if err != nil {
+			return nil, err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return nil, err
+		}
+		changes := make([]counters.Change, 0, len(prev))
+		for _, name := range slices.Sorted(maps.Keys(prev)) {
+			changes = append(changes, counters.Change{Name: name, Prev: prev[name], Value: req.Value, At: now})
+		}
+		return changes, nil
+	})
+	if err != nil {
 		return 0, mapError("storage.Reset", err, true)
 	}
-	n, err := res.RowsAffected()
-	return n, mapError("storage.Reset", err, true)
+	return n, nil
 }
 
 // inTx runs fn in a READ COMMITTED transaction: no gap locks, so two

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,14 +24,14 @@ type historyAdd struct {
 	by   int64
 }
 
-// historyAdds lists what incs add to history: each increment's parts, or
-// all of its step at now. Steps of 0 add nothing. The list is in order of
+// historyAdds lists what changes add to history: each increment's steps
+// (sets, resets, imports and deletions have none). Steps of 0 add nothing. The list is in order of
 // name, day and quarter, the order in which every writer locks the rows.
 // Steps are not summed here: a counter's steps in one batch may add up to
 // more than an int64 holds (from the lowest value to the highest), the
 // column does not overflow; MySQL adds repeated rows up itself.
-func historyAdds(incs []counters.Increment, now time.Time) []historyAdd {
-	adds := make([]historyAdd, 0, len(incs))
+func historyAdds(changes []counters.Change) []historyAdd {
+	adds := make([]historyAdd, 0, len(changes))
 	add := func(name string, at time.Time, by int64) {
 		if by == 0 {
 			return
@@ -40,13 +39,9 @@ func historyAdds(incs []counters.Increment, now time.Time) []historyAdd {
 		day, q := history.QuarterOf(at)
 		adds = append(adds, historyAdd{name: name, day: day, q: q, by: by})
 	}
-	for _, inc := range incs {
-		if inc.Parts == nil {
-			add(inc.Name, now, inc.By)
-			continue
-		}
-		for _, p := range inc.Parts {
-			add(inc.Name, p.At, p.By)
+	for _, c := range changes {
+		for _, p := range c.Steps {
+			add(c.Name, p.At, p.By)
 		}
 	}
 	slices.SortStableFunc(adds, func(a, b historyAdd) int {
@@ -109,16 +104,22 @@ func historyUpsert(adds []historyAdd) (string, []any) {
 	return q.String(), args
 }
 
-// addHistory adds incs' steps at now to history inside tx, whose caller
-// has locked their counters.
-func (s *CounterStore) addHistory(ctx context.Context, tx *sql.Tx, incs []counters.Increment, now time.Time) error {
+// historyOf is the statement that adds changes' steps to history, "" when
+// there is nothing to add or history is off.
+func (s *CounterStore) historyOf(changes []counters.Change) (string, []any) {
 	if !s.History {
-		return nil
+		return "", nil
 	}
-	q, args := historyUpsert(historyAdds(incs, now))
+	return historyUpsert(historyAdds(changes))
+}
+
+// addHistory adds changes' steps to history inside the transaction ex,
+// which has locked their counters.
+func (s *CounterStore) addHistory(ctx context.Context, ex Execer, changes []counters.Change) error {
+	q, args := s.historyOf(changes)
 	if q == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, q, args...)
+	_, err := ex.ExecContext(ctx, q, args...)
 	return err
 }

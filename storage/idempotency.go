@@ -18,16 +18,20 @@ import (
 // already recorded returns the recorded result with replayed set and changes
 // nothing. A failed change rolls the claim back too: failures are not
 // recorded. The result is kept as JSON, so T must survive a round trip.
-func once[T any](ctx context.Context, s *CounterStore, op string, key counters.Idempotency, change func(tx *sql.Tx) (T, error)) (result T, replayed bool, err error) {
+// change returns the counters' changes, which go through the change seam
+// as any write's (see changes.go); a replay changes nothing and reports
+// nothing.
+func once[T any](ctx context.Context, s *CounterStore, op string, key counters.Idempotency, change func(tx *sql.Tx) (T, []counters.Change, error)) (result T, replayed bool, err error) {
 	leave, err := s.keys.enter(ctx, gateKey(key))
 	if err != nil {
 		return result, false, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"An earlier request with this Idempotency-Key is still running; nothing was changed.")
 	}
 	defer leave()
+	var changes []counters.Change
 	err = s.retryTx(ctx, op, func(tx *sql.Tx) error {
 		var zero T
-		result, replayed = zero, false
+		result, replayed, changes = zero, false, nil
 		prior, err := s.claimKey(ctx, tx, key)
 		if err != nil {
 			return err
@@ -36,7 +40,10 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 			replayed = true
 			return json.Unmarshal(prior, &result)
 		}
-		if result, err = change(tx); err != nil {
+		if result, changes, err = change(tx); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, changes); err != nil {
 			return err
 		}
 		record, err := json.Marshal(result)
@@ -50,6 +57,7 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 		var zero T
 		return zero, false, mapError(op, err, true)
 	}
+	s.committed(ctx, changes)
 	return result, replayed, nil
 }
 
@@ -106,8 +114,10 @@ func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Id
 
 // IncrementOnce implements counters.Store.
 func (s *CounterStore) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
-	return once(ctx, s, "storage.IncrementOnce", key, func(tx *sql.Tx) (int64, error) {
-		return s.increment(ctx, tx, name, by, s.now())
+	return once(ctx, s, "storage.IncrementOnce", key, func(tx *sql.Tx) (int64, []counters.Change, error) {
+		now := s.now()
+		v, err := s.increment(ctx, tx, name, by, now)
+		return v, []counters.Change{incrementChange(counters.Increment{Name: name, By: by}, v, now)}, err
 	})
 }
 
@@ -119,12 +129,12 @@ type setResult struct {
 
 // SetOnce implements counters.Store.
 func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
-	r, replayed, err := once(ctx, s, "storage.SetOnce", key, func(tx *sql.Tx) (setResult, error) {
-		c, created, err := s.setTx(ctx, tx, req)
+	r, replayed, err := once(ctx, s, "storage.SetOnce", key, func(tx *sql.Tx) (setResult, []counters.Change, error) {
+		c, created, ch, err := s.setTx(ctx, tx, req)
 		if err != nil {
-			return setResult{}, err
+			return setResult{}, nil, err
 		}
-		return setResult{Counter: *c, Created: created}, nil
+		return setResult{Counter: *c, Created: created}, []counters.Change{ch}, nil
 	})
 	if err != nil {
 		return nil, false, false, err
@@ -134,7 +144,7 @@ func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, re
 
 // BatchOnce implements counters.Store.
 func (s *CounterStore) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
-	return once(ctx, s, "storage.BatchOnce", key, func(tx *sql.Tx) ([]int64, error) {
+	return once(ctx, s, "storage.BatchOnce", key, func(tx *sql.Tx) ([]int64, []counters.Change, error) {
 		return s.batchTx(ctx, tx, items)
 	})
 }

@@ -90,6 +90,7 @@ func (c *chunk) reset() {
 type chunkResult struct {
 	created, overwritten int64
 	skipped              []counters.ImportLine
+	changes              []counters.Change // for the change seam
 }
 
 func (res chunkResult) addTo(r *counters.ImportReport) {
@@ -140,11 +141,11 @@ func (im *importer) chunked(ctx context.Context, lines iter.Seq[counters.ImportL
 	err := im.read(lines, func(c *chunk, last bool) error {
 		var res chunkResult
 		err := im.step(ctx, func(ctx context.Context) error {
-			return im.s.retryTx(ctx, op, func(tx *sql.Tx) (err error) {
+			return im.s.writeTx(ctx, op, func(tx *sql.Tx) (_ []counters.Change, err error) {
 				if res, err = im.write(ctx, tx, c); err != nil || !last || im.opts.Key == nil {
-					return err
+					return res.changes, err
 				}
-				return im.record(ctx, tx, res.report())
+				return res.changes, im.record(ctx, tx, res.report())
 			})
 		})
 		if err != nil {
@@ -177,6 +178,7 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 	// report, it lists at most MaxReportedLines lines, however many it
 	// skips.
 	pending := &counters.ImportReport{}
+	var changes []counters.Change
 	err = im.read(lines, func(c *chunk, last bool) error {
 		if im.r.Refused > 0 {
 			return nil
@@ -184,8 +186,15 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.step(ctx, func(ctx context.Context) error {
 			res, err := im.write(ctx, tx, c)
 			res.addTo(pending)
-			if err != nil || !last || im.opts.Key == nil || im.r.Refused > 0 {
+			if err != nil {
 				return err
+			}
+			if err := im.s.record(ctx, tx, res.changes); err != nil {
+				return err
+			}
+			changes = append(changes, res.changes...)
+			if !last || im.opts.Key == nil || im.r.Refused > 0 {
+				return nil
 			}
 			return im.record(ctx, tx, pending)
 		})
@@ -205,6 +214,7 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.r, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"The database could not be reached while the import committed: either every line was applied or none was.")
 	}
+	im.s.committed(ctx, changes)
 	im.r.Merge(pending)
 	im.r.Applied = true
 	return im.r, nil
@@ -261,10 +271,13 @@ func (im *importer) write(ctx context.Context, tx *sql.Tx, c *chunk) (chunkResul
 	now := im.s.now()
 	var missing, present []counters.ImportLine
 	for _, l := range rows {
-		if !existing[l.Counter.Name] {
+		prev, ok := existing[l.Counter.Name]
+		if !ok {
 			missing = append(missing, l)
+			res.changes = append(res.changes, counters.Change{Name: l.Counter.Name, Value: l.Counter.Value, At: now})
 		} else if im.opts.Mode == counters.ImportOverwrite {
 			present = append(present, l)
+			res.changes = append(res.changes, counters.Change{Name: l.Counter.Name, Prev: prev, Value: l.Counter.Value, At: now})
 		} else {
 			res.skipped = append(res.skipped, l)
 		}
@@ -296,27 +309,18 @@ func (im *importer) write(ctx context.Context, tx *sql.Tx, c *chunk) (chunkResul
 }
 
 // lockExisting locks the rows of the lines' counters that exist and
-// returns their names.
-func lockExisting(ctx context.Context, tx *sql.Tx, rows []counters.ImportLine) (map[string]bool, error) {
+// returns their values by name.
+func lockExisting(ctx context.Context, tx *sql.Tx, rows []counters.ImportLine) (map[string]int64, error) {
 	args := make([]any, len(rows))
 	for i, l := range rows {
 		args[i] = l.Counter.Name
 	}
-	q := "SELECT name FROM counter WHERE name IN (" + placeholders("?", ", ", len(rows)) + ") ORDER BY name FOR UPDATE"
+	q := "SELECT name, value FROM counter WHERE name IN (" + placeholders("?", ", ", len(rows)) + ") ORDER BY name FOR UPDATE"
 	res, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Close()
-	existing := make(map[string]bool)
-	for res.Next() {
-		var name string
-		if err := res.Scan(&name); err != nil {
-			return nil, err
-		}
-		existing[name] = true
-	}
-	return existing, res.Err()
+	return scanResultSets(res)
 }
 
 // importRows are the arguments of the rows of lines, in counterColumns'

@@ -31,13 +31,22 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	copy(sorted, deltas)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
+	recorded := s.recorded(func(yield func(string) bool) {
+		for _, d := range sorted {
+			if !yield(d.Name) {
+				return
+			}
+		}
+	})
 	write := s.incrementManyInTx
-	if s.Returning && !s.History {
+	if s.Returning && !s.History && !recorded {
 		write = s.incrementManyReturning
 	}
 	var values map[string]int64
+	var now time.Time
 	err := retry(ctx, op, func() (err error) {
-		values, err = write(ctx, sorted)
+		now = s.now()
+		values, err = write(ctx, sorted, now, recorded)
 		return err
 	})
 	if err != nil {
@@ -51,7 +60,18 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 		}
 		out[i] = v
 	}
+	s.committed(ctx, manyChanges(sorted, values, now))
 	return out, nil
+}
+
+// manyChanges are the changes of sorted's increments, which took their
+// counters to values.
+func manyChanges(sorted []counters.Increment, values map[string]int64, now time.Time) []counters.Change {
+	changes := make([]counters.Change, len(sorted))
+	for i, d := range sorted {
+		changes[i] = incrementChange(d, values[d.Name], now)
+	}
+	return changes
 }
 
 // upsertMany is the multi-row upsert of sorted, after a statement that puts
@@ -79,13 +99,13 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 // whole statement back, so no transaction is left open to clean up. The
 // server also finds each row once, where the upsert and SELECT below find
 // it twice.
-func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
+func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, _ bool) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error
 	if paddedSize(len(sorted)) > 0 {
-		rows, err = s.upserts.query(ctx, sorted, s.now())
+		rows, err = s.upserts.query(ctx, sorted, now)
 	} else {
-		q, args := s.upsertMany("", sorted, s.now())
+		q, args := s.upsertMany("", sorted, now)
 		q.WriteString("\nRETURNING name, value")
 		rows, err = s.db.QueryContext(ctx, q.String(), args...)
 	}
@@ -100,9 +120,9 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 // Exchanges): the upsert, its new values (by RETURNING, or for servers
 // without it a SELECT) and, with history, the history's upsert, then
 // COMMIT. The history rows are locked after the counters' rows, in the
-// same order.
-func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment) (map[string]int64, error) {
-	now := s.now()
+// same order. When recorded, a recorder wants some of the counters: the
+// COMMIT then follows the recorders, once the values are read.
+func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
 	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now)
 	var rest []statement
 	if s.Returning {
@@ -110,12 +130,10 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 	} else {
 		rest = append(rest, selectValues(sorted))
 	}
-	if s.History {
-		if hq, hargs := historyUpsert(historyAdds(sorted, now)); hq != "" {
-			rest = append(rest, statement{hq, hargs})
-		}
+	if hq, hargs := s.historyOf(manyChanges(sorted, nil, now)); hq != "" {
+		rest = append(rest, statement{hq, hargs})
 	}
-	first, rest := s.exchangeOf(statement{q.String(), args}, rest)
+	first, rest := s.exchangeOf(statement{q.String(), args}, rest, !recorded)
 
 	var values map[string]int64
 	err := s.exchange(ctx, func(conn *sql.Conn) error {
@@ -128,7 +146,10 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 		if values, err = scanResultSets(rows); err != nil {
 			return err
 		}
-		return sendEach(ctx, conn, rest, values)
+		if err := sendEach(ctx, conn, rest, values); err != nil || !recorded {
+			return err
+		}
+		return s.commitRecorded(ctx, conn, manyChanges(sorted, values, now))
 	})
 	return values, err
 }
@@ -155,9 +176,12 @@ type statement struct {
 // COMMIT for sendEach, a round trip each. So on a Galera node no statement
 // follows a write in one exchange: an abort after the write is reported
 // by the next round trip, where in the same exchange the statements after
-// it would run on regardless.
-func (s *CounterStore) exchangeOf(first statement, rest []statement) (statement, []statement) {
-	rest = append(rest, statement{query: "COMMIT"})
+// it would run on regardless. Without commit the caller ends the
+// transaction itself (see commitRecorded).
+func (s *CounterStore) exchangeOf(first statement, rest []statement, commit bool) (statement, []statement) {
+	if commit {
+		rest = append(rest, statement{query: "COMMIT"})
+	}
 	if !s.Exchanges {
 		return first, rest
 	}

@@ -1,0 +1,127 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"countersvc/counters"
+)
+
+// The store's side of the change seam (see counters/change.go). Every write
+// path of CounterStore ends in the functions of this file: record, inside
+// the transaction, once the changed rows are written and locked, and
+// committed, after the commit. Those paths are the single increment (its
+// one-exchange form too), the multi-counter increment of coalesced rounds,
+// batch, set, reset, delete, import, and the idempotent forms of the first
+// three; TestEveryWritePathReportsItsChanges drives each of them.
+
+// Recorder is work that must commit with a change or not at all, such as
+// writing a webhook event for a threshold the change crossed. Register it
+// with CounterStore.Record.
+type Recorder interface {
+	// Wants reports, without I/O, whether changes of the named counter need
+	// the recorder. A write none of whose counters any recorder wants
+	// pays nothing for recorders: the single increment then stays one
+	// round trip.
+	Wants(name string) bool
+	// Record writes what changes imply inside their transaction, after the
+	// counters' rows are written and locked: the changes are final. It is
+	// given only the changes it wants. An error rolls the whole change back.
+	Record(ctx context.Context, tx Execer, changes []counters.Change) error
+}
+
+// Execer is the transaction a Recorder writes in: a *sql.Tx, or the
+// connection of a transaction sent as a multi-statement exchange.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Record registers recorders; call it before the store serves.
+func (s *CounterStore) Record(rs ...Recorder) { s.recorders = append(s.recorders, rs...) }
+
+// Observe registers observers; call it before the store serves.
+func (s *CounterStore) Observe(os ...counters.Observer) {
+	s.observers = append(s.observers, os...)
+}
+
+// recorded reports whether any recorder wants any of the names.
+func (s *CounterStore) recorded(names func(yield func(string) bool)) bool {
+	if len(s.recorders) == 0 {
+		return false
+	}
+	for name := range names {
+		for _, r := range s.recorders {
+			if r.Wants(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// record runs, inside the transaction ex, everything that commits with
+// changes: their history (see history_write.go), then each recorder with
+// the changes it wants.
+func (s *CounterStore) record(ctx context.Context, ex Execer, changes []counters.Change) error {
+	if err := s.addHistory(ctx, ex, changes); err != nil {
+		return err
+	}
+	return s.recordOthers(ctx, ex, changes)
+}
+
+// recordOthers is record without the history, for the paths that send the
+// history's statement in the same exchange as the counters' upsert.
+func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []counters.Change) error {
+	for _, r := range s.recorders {
+		var wanted []counters.Change
+		for _, c := range changes {
+			if r.Wants(c.Name) {
+				wanted = append(wanted, c)
+			}
+		}
+		if len(wanted) == 0 {
+			continue
+		}
+		if err := r.Record(ctx, ex, wanted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committed tells the observers of changes that committed.
+func (s *CounterStore) committed(ctx context.Context, changes []counters.Change) {
+	if len(changes) > 0 && len(s.observers) > 0 {
+		s.observers.Committed(ctx, changes)
+	}
+}
+
+// writeTx runs fn in a transaction under retry (see retryTx): fn makes the
+// changes and returns them, record runs after it in the same transaction,
+// and once it committed the observers are told.
+func (s *CounterStore) writeTx(ctx context.Context, op string, fn func(tx *sql.Tx) ([]counters.Change, error)) error {
+	var changes []counters.Change
+	err := s.retryTx(ctx, op, func(tx *sql.Tx) (err error) {
+		if changes, err = fn(tx); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, changes)
+	})
+	if err == nil {
+		s.committed(ctx, changes)
+	}
+	return err
+}
+
+// incrementChange is the change that inc made when it took its counter to
+// value at now: its parts are its steps, or all of By counts at now. Prev
+// is exact: value is Prev+By in int64, so value-By is Prev.
+func incrementChange(inc counters.Increment, value int64, now time.Time) counters.Change {
+	steps := inc.Parts
+	if steps == nil {
+		steps = []counters.Part{{At: now, By: inc.By}}
+	}
+	return counters.Change{Name: inc.Name, Prev: value - inc.By, Value: value, Steps: steps, At: now}
+}
