@@ -14,7 +14,7 @@
 // answered at once; one whose invalidation Redis did not confirm is
 // answered only when every entry that may predate it has expired: Lease
 // (plus Options.ClockSkew) after MySQL answered it: the writes go through
-// HoldWrites, which waits. See lease.go.
+// the Backend's holdWrites, which waits. See lease.go.
 //
 // Redis is an optimisation only. Every Redis call, the limits' included, has
 // a short deadline and goes through one circuit breaker (redisCalls); when
@@ -46,6 +46,12 @@ type Options struct {
 	KeyPrefix  string                // of every key, the hit limits' too; default "counters:v1:"
 	Registerer prometheus.Registerer // nil: metrics are not registered
 	Log        *slog.Logger          // default: discard
+
+	// Between, when set, wraps the cache's store on its way to the service,
+	// below the lease wait (see Backend): the coalescer goes there, so that
+	// one invalidation serves a whole round and a write that waits out the
+	// lease holds up no round.
+	Between func(counters.Store) counters.Store
 }
 
 func (o *Options) defaults() {
@@ -76,7 +82,7 @@ const DefaultTimeout = 100 * time.Millisecond
 
 // Store is a counters.Store that serves reads from Redis when it can.
 type Store struct {
-	next        counters.Store
+	next        counters.Backend
 	*redisCalls // client, deadline, circuit breaker and keys of every Redis call
 	o           Options
 
@@ -85,19 +91,24 @@ type Store struct {
 	reads   pipeline      // of entry reads
 	seq     atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	// unconfirmed counts invalidations Redis did not confirm; a write that
-	// sees it move waits out the lease (HoldWrites).
+	// sees it move waits out the lease (Backend, in lease.go).
 	unconfirmed atomic.Uint64
 	m           *metrics
 }
 
-var _ counters.Store = (*Store)(nil)
+var (
+	_ counters.Store     = (*Store)(nil)
+	_ counters.OnceStore = (*Store)(nil)
+	_ counters.Importer  = (*Store)(nil)
+)
 
-// New returns the cache over next. Writes must reach it through HoldWrites.
-// rdb is not closed by Close: its owner
+// New returns the cache over next; the service is built on its Backend,
+// which puts every write through the lease wait. next must have Once and
+// Imports. rdb is not closed by Close: its owner
 // closes it after the Store. rdb must have ContextTimeoutEnabled (NewClient
 // sets it), or a call on a hung Redis waits out go-redis's own read timeout
 // (seconds) instead of the deadline do gives it.
-func New(next counters.Store, rdb redis.UniversalClient, o Options) *Store {
+func New(next counters.Backend, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
 	s := &Store{next: next, o: o, tokens: newTokens()}
 	s.m = newMetrics(o.Registerer, s)

@@ -37,9 +37,9 @@ func TestCacheWorksOnARedisCluster(t *testing.T) {
 		t.Fatalf("NewClient(%s) = %T, want a cluster client", cl.URL(), rdb)
 	}
 	reg := prometheus.NewRegistry()
-	c := cache.New(store, rdb, cache.Options{Timeout: timeout, Registerer: reg})
+	c := cache.New(counters.BackendOf(store), rdb, cache.Options{Timeout: timeout, Registerer: reg})
 	t.Cleanup(func() { c.Close() })
-	svc := counters.NewService(c.HoldWrites(c))
+	svc := counters.NewService(c.Backend())
 
 	const n = 24
 	name := func(i int) string { return "cluster/" + strconv.Itoa(i) }

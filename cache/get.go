@@ -15,7 +15,7 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 	if counters.IsReserved(name) {
 		// Reserved names are changed by the service's own consumers inside
 		// their own MySQL transactions, which this cache does not see.
-		return s.next.Get(ctx, name)
+		return s.next.Store.Get(ctx, name)
 	}
 	key := s.keys.counter(name)
 	e, err := s.lookup(ctx, key, name)
@@ -48,7 +48,7 @@ func (s *Store) Get(ctx context.Context, name string) (*counters.Counter, error)
 //
 // What it read may be newer than entries Redis still serves to others: a
 // write committed, its invalidation not confirmed, its answer held back
-// (HoldWrites). Answered at once, this read could show the write and a later
+// (Backend, in lease.go). Answered at once, this read could show the write and a later
 // read elsewhere the value before it. So the answer waits, like that
 // write, until every entry older than the read has expired.
 func (s *Store) getFresh(ctx context.Context, name string) (*counters.Counter, error) {
@@ -78,7 +78,7 @@ func (s *Store) load(ctx context.Context, name, flight string, settle func(loade
 	v, _, _ := s.flights.Do(flight, func() (any, error) {
 		led = true
 		r := loaded{start: s.seq.Add(1), readAt: time.Now()}
-		r.c, r.err = s.next.Get(ctx, name)
+		r.c, r.err = s.next.Store.Get(ctx, name)
 		if settle != nil {
 			r = settle(r)
 		}

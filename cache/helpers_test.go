@@ -40,8 +40,8 @@ func newStack(t *testing.T, o cache.Options) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.cache = cache.New(st.mysql, rdb, o)
-	st.svc = counters.NewService(st.cache.HoldWrites(st.cache))
+	st.cache = cache.New(counters.Backend{Store: st.mysql, Once: store, Imports: store}, rdb, o)
+	st.svc = counters.NewService(st.cache.Backend())
 	st.raw = redis.NewClient(&redis.Options{Addr: st.redis.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { st.cache.Close(); rdb.Close(); st.raw.Close() })
 	return st

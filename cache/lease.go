@@ -29,7 +29,7 @@ const DefaultLease = time.Second
 // c + Lease + ClockSkew (the skew covers Redis judging expiry by its own
 // clock): by then no process can find an entry older than it, whether the
 // invalidation ran late, was lost, or never left this process (the wait is
-// in HoldWrites, above the coalescer). A confirmed
+// in Backend's holdWrites, above the coalescer). A confirmed
 // invalidation needs no wait: it replaced the entry's generation, so that
 // fills prepared before the write are refused (fillScript).
 
@@ -58,77 +58,102 @@ const (
 	opRead  = "read"
 )
 
-// HoldWrites wraps the store that the service writes through, above the
-// coalescer: a write during which an invalidation went unconfirmed is
-// answered only after outliveLease. The wait is not in the Store's own
-// write methods because the coalescer sends a counter's writes through
-// them one round at a time: a round that waited there would hold up the
-// next, and an increment queued behind it would wait two leases. Here each
-// request waits once, beside the others. Every write that goes through the
-// Store must come through HoldWrites (internal/wire sees to it); a write
-// whose own invalidation failed always sees the count move, and one that
-// merely overlapped another's failure waits too, which costs only time.
-func (s *Store) HoldWrites(next counters.Store) counters.Store { return holdWrites{next, s} }
-
-type holdWrites struct {
-	counters.Store
-	s *Store
+// Backend is what the service is built on: the cache, then Options.Between
+// (the coalescer), then the lease wait (holdWrites), in the one order that
+// is right. The wait is not in the Store's own write methods because the
+// coalescer sends a counter's writes through them one round at a time: a
+// round that waited there would hold up the next, and an increment queued
+// behind it would wait two leases. Above the coalescer each request waits
+// once, beside the others. A write whose own invalidation failed always
+// sees the count move, and one that merely overlapped another's failure
+// waits too, which costs only time. The wrappers below implement their
+// interfaces in full, without embedding them: a write method added to an
+// interface fails to compile here until it waits too.
+func (s *Store) Backend() counters.Backend {
+	var store counters.Store = s
+	if s.o.Between != nil {
+		store = s.o.Between(store)
+	}
+	return counters.Backend{Store: holdWrites{store, s}, Once: holdOnce{s, s}, Imports: holdImports{s, s}}
 }
 
 // after is deferred by each write with the count of unconfirmed
 // invalidations taken as the write began.
-func (h holdWrites) after(before uint64) {
-	if h.s.unconfirmed.Load() != before {
-		h.s.outliveLease(time.Now(), opWrite) // now: MySQL has answered the write
+func (s *Store) after(before uint64) {
+	if s.unconfirmed.Load() != before {
+		s.outliveLease(time.Now(), opWrite) // now: MySQL has answered the write
 	}
 }
 
+type holdWrites struct {
+	next counters.Store
+	s    *Store
+}
+
+func (h holdWrites) Get(ctx context.Context, name string) (*counters.Counter, error) {
+	return h.next.Get(ctx, name)
+}
+
+func (h holdWrites) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
+	return h.next.List(ctx, f)
+}
+
 func (h holdWrites) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Increment(ctx, name, by)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Increment(ctx, name, by)
 }
 
 func (h holdWrites) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Set(ctx, req)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Set(ctx, req)
 }
 
 func (h holdWrites) Delete(ctx context.Context, name string) error {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Delete(ctx, name)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Delete(ctx, name)
 }
 
 func (h holdWrites) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Reset(ctx, req)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Reset(ctx, req)
 }
 
 func (h holdWrites) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Batch(ctx, items)
-}
-
-func (h holdWrites) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.IncrementOnce(ctx, key, name, by)
-}
-
-func (h holdWrites) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.SetOnce(ctx, key, req)
-}
-
-func (h holdWrites) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.BatchOnce(ctx, key, items)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Batch(ctx, items)
 }
 
 func (h holdWrites) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.IncrementMany(ctx, incs)
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.IncrementMany(ctx, incs)
 }
 
-func (h holdWrites) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
-	defer h.after(h.s.unconfirmed.Load())
-	return h.Store.Import(ctx, opts, lines)
+type holdOnce struct {
+	next counters.OnceStore
+	s    *Store
+}
+
+func (h holdOnce) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.IncrementOnce(ctx, key, name, by)
+}
+
+func (h holdOnce) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.SetOnce(ctx, key, req)
+}
+
+func (h holdOnce) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.BatchOnce(ctx, key, items)
+}
+
+type holdImports struct {
+	next counters.Importer
+	s    *Store
+}
+
+func (h holdImports) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
+	defer h.s.after(h.s.unconfirmed.Load())
+	return h.next.Import(ctx, opts, lines)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"countersvc/cache"
+	"countersvc/counters"
 	"countersvc/hits"
 	"countersvc/internal/testenv"
 )
@@ -19,7 +20,7 @@ const limitTimeout = 100 * time.Millisecond
 // on the Redis of its cache, here one with no counters behind it.
 func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) hits.Limits {
 	t.Helper()
-	c := cache.New(nil, rdb, cache.Options{Timeout: timeout})
+	c := cache.New(counters.Backend{}, rdb, cache.Options{Timeout: timeout})
 	t.Cleanup(func() { c.Close() })
 	return cache.NewHitLimits(c, o)
 }

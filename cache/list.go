@@ -49,7 +49,7 @@ func (s *Store) loadList(ctx context.Context, key string, f counters.ListFilter)
 	v, _, _ := s.flights.Do("l\x00"+key, func() (any, error) {
 		led = true
 		r := listed{at: time.Now()}
-		r.p, r.err = s.next.List(ctx, f)
+		r.p, r.err = s.next.Store.List(ctx, f)
 		return r, nil
 	})
 	return v.(listed), led

@@ -13,26 +13,26 @@ import (
 // whatever MySQL answered: an error may hide a change that was applied, and
 // an extra invalidation costs one round trip. An invalidation that Redis
 // does not confirm moves s.unconfirmed, and the write is answered only once
-// its lease has run out (HoldWrites), so that no read anywhere that starts
+// its lease has run out (Backend, in lease.go), so that no read anywhere that starts
 // after the answer can see what preceded the write.
 
 // Increment implements counters.Store.
 func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	v, err := s.next.Increment(ctx, name, by)
+	v, err := s.next.Store.Increment(ctx, name, by)
 	s.invalidate(ctx, name)
 	return v, err
 }
 
 // Set implements counters.Store.
 func (s *Store) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	c, created, err := s.next.Set(ctx, req)
+	c, created, err := s.next.Store.Set(ctx, req)
 	s.invalidate(ctx, req.Name)
 	return c, created, err
 }
 
 // Delete implements counters.Store.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	err := s.next.Delete(ctx, name)
+	err := s.next.Store.Delete(ctx, name)
 	s.invalidate(ctx, name)
 	return err
 }
@@ -40,7 +40,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 // Reset implements counters.Store. It does not know which counters it
 // changed, so it flushes every entry under the prefix.
 func (s *Store) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	n, err := s.next.Reset(ctx, req)
+	n, err := s.next.Store.Reset(ctx, req)
 	prefix := req.Prefix
 	if req.All {
 		prefix = ""

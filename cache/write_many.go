@@ -17,35 +17,35 @@ import (
 
 // Batch implements counters.Store.
 func (s *Store) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
-	values, err := s.next.Batch(ctx, items)
+	values, err := s.next.Store.Batch(ctx, items)
 	s.invalidateItems(ctx, items)
 	return values, err
 }
 
 // IncrementOnce implements counters.Store.
 func (s *Store) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
-	v, replayed, err := s.next.IncrementOnce(ctx, key, name, by)
+	v, replayed, err := s.next.Once.IncrementOnce(ctx, key, name, by)
 	s.invalidate(ctx, name)
 	return v, replayed, err
 }
 
 // SetOnce implements counters.Store.
 func (s *Store) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
-	c, created, replayed, err := s.next.SetOnce(ctx, key, req)
+	c, created, replayed, err := s.next.Once.SetOnce(ctx, key, req)
 	s.invalidate(ctx, req.Name)
 	return c, created, replayed, err
 }
 
 // BatchOnce implements counters.Store.
 func (s *Store) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
-	values, replayed, err := s.next.BatchOnce(ctx, key, items)
+	values, replayed, err := s.next.Once.BatchOnce(ctx, key, items)
 	s.invalidateItems(ctx, items)
 	return values, replayed, err
 }
 
 // IncrementMany implements counters.Store.
 func (s *Store) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
-	values, err := s.next.IncrementMany(ctx, incs)
+	values, err := s.next.Store.IncrementMany(ctx, incs)
 	s.invalidateItems(ctx, incs)
 	return values, err
 }
@@ -122,7 +122,7 @@ func (s *Store) Import(ctx context.Context, opts counters.ImportOptions, lines i
 			}
 		}
 	}
-	r, err := s.next.Import(ctx, opts, named)
+	r, err := s.next.Imports.Import(ctx, opts, named)
 	if seen && !r.Replayed {
 		s.invalidatePrefix(ctx, prefix)
 	}

@@ -98,7 +98,7 @@ func serialOrderExists(bys, values []int64) bool {
 // a few counters return values that some serial order of them produces.
 func TestCoalescedIncrementsAreConsistentWithASerialOrder(t *testing.T) {
 	store := mustStore(t)
-	svc := counters.NewService(coalesce.New(store, coalesce.Options{MaxRound: 64, MaxInFlight: 3}))
+	svc := counters.NewService(counters.BackendOf(coalesce.New(store, coalesce.Options{MaxRound: 64, MaxInFlight: 3})))
 	names := []string{"p/a", "p/b", "p/c"}
 	const workers, each = 24, 150
 	type obs struct{ by, value int64 }
@@ -172,7 +172,7 @@ func TestOverflowingBatchIsSplitSoRequestsThatFitSucceed(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGated(real)
-	svc := counters.NewService(coalesce.New(g, coalesce.Options{MaxInFlight: 1}))
+	svc := counters.NewService(counters.BackendOf(coalesce.New(g, coalesce.Options{MaxInFlight: 1})))
 
 	first := make(chan error, 1)
 	go func() { _, err := svc.Increment(ctx, "big", 0); first <- err }()
@@ -233,7 +233,7 @@ func TestBoundedStockNeverGoesBelowMinUnderCoalescing(t *testing.T) {
 	if _, _, err := real.Set(ctx, counters.SetRequest{Name: "stock", Value: 20, Min: counters.Bound{Value: &zero}, Max: counters.Bound{Keep: true}}); err != nil {
 		t.Fatal(err)
 	}
-	svc := counters.NewService(coalesce.New(real, coalesce.Options{}))
+	svc := counters.NewService(counters.BackendOf(coalesce.New(real, coalesce.Options{})))
 	var wg sync.WaitGroup
 	var ok, refused atomic.Int64
 	for i := 0; i < 50; i++ {
@@ -263,7 +263,7 @@ func TestBoundedStockNeverGoesBelowMinUnderCoalescing(t *testing.T) {
 func TestQueuedIncrementWhoseCallerGaveUpIsNotApplied(t *testing.T) {
 	real := mustStore(t)
 	g := newGated(real)
-	svc := counters.NewService(coalesce.New(g, coalesce.Options{MaxInFlight: 1}))
+	svc := counters.NewService(counters.BackendOf(coalesce.New(g, coalesce.Options{MaxInFlight: 1})))
 	ctx := context.Background()
 	first := make(chan error, 1)
 	go func() { _, err := svc.Increment(ctx, "q", 1); first <- err }()
@@ -289,7 +289,7 @@ func TestQueuedIncrementWhoseCallerGaveUpIsNotApplied(t *testing.T) {
 func TestIncrementsOfManyCountersShareATransactionAndStayExact(t *testing.T) {
 	real := mustStore(t)
 	g := newGated(real)
-	svc := counters.NewService(coalesce.New(g, coalesce.Options{MaxInFlight: 1}))
+	svc := counters.NewService(counters.BackendOf(coalesce.New(g, coalesce.Options{MaxInFlight: 1})))
 	ctx := context.Background()
 	first := make(chan error, 1)
 	go func() { _, err := svc.Increment(ctx, "m/0", 1); first <- err }()
@@ -340,7 +340,7 @@ func TestTwoServicesOnOneDatabaseStayExact(t *testing.T) {
 	var svcs []counters.Service
 	for i := 0; i < 2; i++ {
 		s, _ := apptest.OpenStore(t, dsn)
-		svcs = append(svcs, counters.NewService(coalesce.New(s, coalesce.Options{})))
+		svcs = append(svcs, counters.NewService(counters.BackendOf(coalesce.New(s, coalesce.Options{}))))
 	}
 	const workers, each = 16, 250
 	var mu sync.Mutex

@@ -33,7 +33,7 @@ func TestARoundAcrossMidnightCountsEachIncrementInItsOwnDay(t *testing.T) {
 			store.Now = clock.Now
 			gated := newGated(store)
 			co := coalesce.New(gated, coalesce.Options{Now: clock.Now})
-			svc := counters.NewService(co)
+			svc := counters.NewService(counters.BackendOf(co))
 			ctx := context.Background()
 
 			done := make(chan error, 100)

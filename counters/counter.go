@@ -173,12 +173,21 @@ type Service interface {
 	Import(ctx context.Context, opts ImportOptions, lines iter.Seq[ImportLine]) (*ImportReport, error)
 }
 
-// Store is what the service needs from persistence; storage/ implements it
+// Store is what every persistence backend must do: storage/ implements it
 // against MySQL, and cache/ and coalesce/ wrap it. Arguments are already
-// validated. Besides the Service's methods it applies many counters'
-// increments at once.
+// validated. Idempotent writes and imports have small interfaces of their
+// own (OnceStore in idempotency.go, Importer in import.go), so that a
+// wrapper implements only what it changes and a new backend pays only for
+// what it offers. Methods return what the Service's methods of the same
+// name return.
 type Store interface {
-	Service
+	Increment(ctx context.Context, name string, by int64) (int64, error)
+	Get(ctx context.Context, name string) (*Counter, error)
+	Set(ctx context.Context, req SetRequest) (c *Counter, created bool, err error)
+	Delete(ctx context.Context, name string) error
+	List(ctx context.Context, f ListFilter) (*Page, error)
+	Reset(ctx context.Context, req ResetRequest) (int64, error)
+	Batch(ctx context.Context, items []Increment) ([]int64, error)
 
 	// IncrementMany applies the increments of distinct counters in one
 	// transaction (one commit) and returns each counter's new value, in
@@ -187,4 +196,22 @@ type Store interface {
 	// distinct and no error names an item: it is the coalescer's, which
 	// finds out on its own which counter refused.
 	IncrementMany(ctx context.Context, incs []Increment) ([]int64, error)
+}
+
+// Backend is what NewService builds on: the store, and the stores of the
+// rules that have their own. A nil Once or Imports makes those methods of
+// the Service fail with EINTERNAL.
+type Backend struct {
+	Store   Store
+	Once    OnceStore
+	Imports Importer
+}
+
+// BackendOf is the backend that store makes on its own: its Once and
+// Imports are store itself where it implements them.
+func BackendOf(store Store) Backend {
+	b := Backend{Store: store}
+	b.Once, _ = store.(OnceStore)
+	b.Imports, _ = store.(Importer)
+	return b
 }

@@ -46,6 +46,19 @@ func (k Idempotency) Validate() error {
 // request whose key is in use by one still in flight waits for it to end.
 // The methods below are in the Service interface.
 
+// OnceStore is what a backend does for idempotent writes: Increment, Set and
+// Batch under a key, each recording its result with the key in the change's
+// transaction (see Service.IncrementOnce).
+type OnceStore interface {
+	IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (value int64, replayed bool, err error)
+	SetOnce(ctx context.Context, key Idempotency, req SetRequest) (c *Counter, created, replayed bool, err error)
+	BatchOnce(ctx context.Context, key Idempotency, items []Increment) (values []int64, replayed bool, err error)
+}
+
+// errNoOnce is the error of the idempotent methods of a service whose
+// backend has no OnceStore: a wiring mistake, not a client's.
+func errNoOnce() error { return Errorf(EINTERNAL, "idempotent writes are not wired") }
+
 func (s *service) IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (int64, bool, error) {
 	if err := key.Validate(); err != nil {
 		return 0, false, err
@@ -53,7 +66,10 @@ func (s *service) IncrementOnce(ctx context.Context, key Idempotency, name strin
 	if err := ValidateName(name); err != nil {
 		return 0, false, err
 	}
-	return s.store.IncrementOnce(ctx, key, name, by)
+	if s.once == nil {
+		return 0, false, errNoOnce()
+	}
+	return s.once.IncrementOnce(ctx, key, name, by)
 }
 
 func (s *service) SetOnce(ctx context.Context, key Idempotency, req SetRequest) (*Counter, bool, bool, error) {
@@ -63,7 +79,10 @@ func (s *service) SetOnce(ctx context.Context, key Idempotency, req SetRequest) 
 	if err := req.Validate(); err != nil {
 		return nil, false, false, err
 	}
-	return s.store.SetOnce(ctx, key, req)
+	if s.once == nil {
+		return nil, false, false, errNoOnce()
+	}
+	return s.once.SetOnce(ctx, key, req)
 }
 
 func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increment) ([]int64, bool, error) {
@@ -73,5 +92,8 @@ func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increm
 	if err := ValidateBatch(items); err != nil {
 		return nil, false, err
 	}
-	return s.store.BatchOnce(ctx, key, items)
+	if s.once == nil {
+		return nil, false, errNoOnce()
+	}
+	return s.once.BatchOnce(ctx, key, items)
 }

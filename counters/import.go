@@ -1,6 +1,7 @@
 package counters
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"time"
@@ -12,6 +13,12 @@ import (
 // Each line is applied whole or not at all. The lines that cannot be
 // applied are refused and named in the report with a reason; the others
 // are applied, or, with Atomic, nothing is applied unless every line can be.
+
+// Importer is what a backend does for imports: apply the lines as opts
+// say and report what it did (see Service.Import).
+type Importer interface {
+	Import(ctx context.Context, opts ImportOptions, lines iter.Seq[ImportLine]) (*ImportReport, error)
+}
 
 // ImportMode says what an import does with a counter that exists already.
 type ImportMode string

@@ -5,15 +5,17 @@ import (
 	"iter"
 )
 
-// NewService returns the counters service over store: it validates every
-// argument before the store sees it. Coalescing and caching are wrappers of
-// the store, added at wiring time (internal/wire).
-func NewService(store Store) Service {
-	return &service{store: store}
+// NewService returns the counters service over b: it validates every
+// argument before the backend sees it. Coalescing and caching are wrappers
+// of the backend, added at wiring time (internal/wire).
+func NewService(b Backend) Service {
+	return &service{store: b.Store, once: b.Once, imports: b.Imports}
 }
 
 type service struct {
-	store Store
+	store   Store
+	once    OnceStore
+	imports Importer
 }
 
 func (s *service) Increment(ctx context.Context, name string, by int64) (int64, error) {
@@ -62,5 +64,8 @@ func (s *service) Import(ctx context.Context, opts ImportOptions, lines iter.Seq
 	if err := opts.Validate(); err != nil {
 		return NewImportReport(opts), err
 	}
-	return s.store.Import(ctx, opts, CheckImportLines(lines))
+	if s.imports == nil {
+		return NewImportReport(opts), Errorf(EINTERNAL, "imports are not wired")
+	}
+	return s.imports.Import(ctx, opts, CheckImportLines(lines))
 }

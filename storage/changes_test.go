@@ -119,52 +119,53 @@ func idem(k string) counters.Idempotency {
 
 var keySeq atomic.Int64
 
-// writePaths drives every write method of counters.Store on counters that
+// writePaths drives every write method of the store's interfaces
+// (counters.Store, OnceStore, Importer) on counters that
 // start as seam/a = 10 and seam/b missing, with the changes each must
 // report. The reads are listed apart; a method in neither list fails the
 // test, so that a new write path cannot skip the seam unnoticed.
 var (
 	reads      = []string{"Get", "List"}
 	writePaths = map[string]struct {
-		write func(ctx context.Context, s counters.Store) error
+		write func(ctx context.Context, s *storage.CounterStore) error
 		want  []change
 	}{
-		"Increment": {func(ctx context.Context, s counters.Store) error {
+		"Increment": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, err := s.Increment(ctx, "seam/a", 5)
 			return err
 		}, []change{{"seam/a", 10, 15, false, 5}}},
-		"IncrementMany": {func(ctx context.Context, s counters.Store) error {
+		"IncrementMany": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "seam/b", By: 3}, {Name: "seam/a", By: -2}})
 			return err
 		}, []change{{"seam/a", 10, 8, false, -2}, {"seam/b", 0, 3, false, 3}}},
-		"Batch": {func(ctx context.Context, s counters.Store) error {
+		"Batch": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, err := s.Batch(ctx, []counters.Increment{{Name: "seam/a", By: 1}, {Name: "seam/b", By: 4}, {Name: "seam/a", By: 2}})
 			return err
 		}, []change{{"seam/a", 10, 13, false, 3}, {"seam/b", 0, 4, false, 4}}},
-		"Set": {func(ctx context.Context, s counters.Store) error {
+		"Set": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, _, err := s.Set(ctx, counters.SetRequest{Name: "seam/a", Value: 7, Min: counters.Bound{Keep: true}, Max: counters.Bound{Keep: true}})
 			return err
 		}, []change{{"seam/a", 10, 7, false, 0}}},
-		"Delete": {func(ctx context.Context, s counters.Store) error {
+		"Delete": {func(ctx context.Context, s *storage.CounterStore) error {
 			return s.Delete(ctx, "seam/a")
 		}, []change{{"seam/a", 10, 10, true, 0}}},
-		"Reset": {func(ctx context.Context, s counters.Store) error {
+		"Reset": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, err := s.Reset(ctx, counters.ResetRequest{Prefix: "seam/", Value: 1})
 			return err
 		}, []change{{"seam/a", 10, 1, false, 0}}},
-		"IncrementOnce": {func(ctx context.Context, s counters.Store) error {
+		"IncrementOnce": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, _, err := s.IncrementOnce(ctx, idem("i"), "seam/b", 6)
 			return err
 		}, []change{{"seam/b", 0, 6, false, 6}}},
-		"SetOnce": {func(ctx context.Context, s counters.Store) error {
+		"SetOnce": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, _, _, err := s.SetOnce(ctx, idem("s"), counters.SetRequest{Name: "seam/b", Value: -4, Min: counters.Bound{Keep: true}, Max: counters.Bound{Keep: true}})
 			return err
 		}, []change{{"seam/b", 0, -4, false, 0}}},
-		"BatchOnce": {func(ctx context.Context, s counters.Store) error {
+		"BatchOnce": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, _, err := s.BatchOnce(ctx, idem("b"), []counters.Increment{{Name: "seam/a", By: 10}})
 			return err
 		}, []change{{"seam/a", 10, 20, false, 10}}},
-		"Import": {func(ctx context.Context, s counters.Store) error {
+		"Import": {func(ctx context.Context, s *storage.CounterStore) error {
 			_, err := s.Import(ctx, counters.ImportOptions{Mode: counters.ImportOverwrite},
 				lines(counters.ImportLine{Line: 1, Counter: counters.Counter{Name: "seam/a", Value: 99}},
 					counters.ImportLine{Line: 2, Counter: counters.Counter{Name: "seam/b", Value: 5}}))
@@ -178,11 +179,12 @@ var (
 // commit, on every way the store writes (see forEachPath), history on or
 // off.
 func TestEveryWritePathReportsItsChanges(t *testing.T) {
-	store := reflect.TypeFor[counters.Store]()
-	for i := range store.NumMethod() {
-		m := store.Method(i).Name
-		if _, ok := writePaths[m]; !ok && !slices.Contains(reads, m) {
-			t.Errorf("counters.Store.%s is neither a read nor a write path this test drives: report its changes through the seam (storage/changes.go) and add it to writePaths", m)
+	for _, store := range []reflect.Type{reflect.TypeFor[counters.Store](), reflect.TypeFor[counters.OnceStore](), reflect.TypeFor[counters.Importer]()} {
+		for i := range store.NumMethod() {
+			m := store.Method(i).Name
+			if _, ok := writePaths[m]; !ok && !slices.Contains(reads, m) {
+				t.Errorf("%s.%s is neither a read nor a write path this test drives: report its changes through the seam (storage/changes.go) and add it to writePaths", store, m)
+			}
 		}
 	}
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {

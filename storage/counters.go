@@ -76,7 +76,11 @@ type CounterStore struct {
 	observers counters.Observers // ... and its after-commit side
 }
 
-var _ counters.Store = (*CounterStore)(nil)
+var (
+	_ counters.Store     = (*CounterStore)(nil)
+	_ counters.OnceStore = (*CounterStore)(nil)
+	_ counters.Importer  = (*CounterStore)(nil)
+)
 
 // NewCounterStore prepares the hot statements once, so that each increment
 // is a single round trip in the binary protocol.

@@ -22,7 +22,7 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	cs, db := apptest.OpenStore(tb, testenv.MySQLDSN(tb))
 	ts := storage.NewTicketStore(db, storage.TicketStoreOptions{})
-	ctrs := counters.NewService(cs)
+	ctrs := counters.NewService(counters.BackendOf(cs))
 	return &fixture{svc: tickets.NewService(ts, ctrs), counters: ctrs}
 }
 

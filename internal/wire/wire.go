@@ -4,11 +4,15 @@
 //
 // The wrappers of the counter store, from the bottom up:
 //
-//	storage (MySQL) -> cache (Redis read views, invalidated after writes)
+//	storage (MySQL; every write reports its changes through the change
+//	seam, to recorders in its transaction and observers after its commit)
+//	-> cache (Redis read views, invalidated after writes)
 //	-> coalesce (concurrent increments as few statements)
-//	-> cache's HoldWrites (a write Redis did not confirm waits out the lease)
+//	-> the cache's lease wait (a write Redis did not confirm waits it out)
 //	-> counters (validation)
 //	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
+//
+// cache.Store.Backend puts the coalescer and the lease wait in that order.
 package wire
 
 import (
@@ -79,35 +83,38 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.onClose(s.Store.Close)
 	s.Store.History = cfg.History
 	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
-	var store counters.Store = s.Store
+	backend := counters.BackendOf(s.Store)
+
+	// Coalescing: concurrent increments as few statements, above the cache
+	// so that one invalidation serves a whole round.
+	var between func(counters.Store) counters.Store
+	if cfg.Coalesce {
+		between = func(store counters.Store) counters.Store {
+			return coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry,
+				Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
+		}
+	}
 
 	// Redis: read views in front of the store, and the page-hit limits.
 	var rdb redis.UniversalClient
-	if cfg.RedisURL == "" {
+	switch {
+	case cfg.RedisURL == "":
 		log.Info("redis cache disabled: COUNTERS_REDIS_URL is empty")
-	} else {
+		if between != nil {
+			backend.Store = between(backend.Store)
+		}
+	default:
 		cache.LogRedisTo(log)
 		if rdb, err = cache.NewClient(cfg.RedisURL, cfg.RedisTimeout); err != nil {
 			return nil, err
 		}
 		s.onClose(rdb.Close)
-		s.Cache = cache.New(store, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
+		s.Cache = cache.New(backend, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout,
+			Registerer: s.Registry, Log: log, Between: between})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
-		store = s.Cache
+		backend = s.Cache.Backend()
 	}
-
-	// Coalescing: concurrent increments as few statements, above the cache
-	// so that one invalidation serves a whole round.
-	if cfg.Coalesce {
-		store = coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry,
-			Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
-	}
-	if s.Cache != nil {
-		// Above the coalescer: a write that waits out the cache's lease
-		// holds up no round (see cache.Store.HoldWrites).
-		store = s.Cache.HoldWrites(store)
-	}
-	s.Counters = counters.NewService(store)
+	s.Counters = counters.NewService(backend)
 
 	// Consumers of the counters service.
 	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
