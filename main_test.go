@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 )
 
@@ -166,7 +166,7 @@ func (p *process) waitExit(t *testing.T, done <-chan error, limit time.Duration)
 func TestSIGTERMUnderKeepAliveLoadLeavesNoRequestUnanswered(t *testing.T) {
 	bin := buildBinary(t)
 	dsn := testenv.MySQLDSN(t)
-	store, _ := apptest.OpenStore(t, dsn)
+	store, _ := storetest.OpenStore(t, dsn)
 	for run := 1; run <= 2; run++ {
 		t.Run(fmt.Sprint("run ", run), func(t *testing.T) {
 			name := fmt.Sprint("drain/", run)

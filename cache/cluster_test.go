@@ -12,7 +12,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestCacheWorksOnARedisCluster(t *testing.T) {
 	cl := testenv.StartRedisCluster(t)
 	ctx := context.Background()
-	store, _ := apptest.OpenStore(t, testenv.MySQLDSN(t))
+	store, _ := storetest.OpenStore(t, testenv.MySQLDSN(t))
 	// A generous deadline: this test is about keys spread over nodes, and
 	// a loaded machine must not turn a slow answer into a Redis error.
 	const timeout = 2 * time.Second

@@ -14,7 +14,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 )
 
@@ -30,7 +30,7 @@ type stack struct {
 
 func newStack(t *testing.T, o cache.Options) *stack {
 	t.Helper()
-	store, _ := apptest.OpenStore(t, testenv.MySQLDSN(t))
+	store, _ := storetest.OpenStore(t, testenv.MySQLDSN(t))
 	st := &stack{redis: testenv.StartRedis(t), mysql: &countingStore{Store: store}, reg: prometheus.NewRegistry()}
 	if o.Timeout == 0 {
 		o.Timeout = cache.DefaultTimeout

@@ -12,14 +12,14 @@ import (
 
 	"countersvc/coalesce"
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 )
 
 func mustStore(tb testing.TB) *storage.CounterStore {
 	tb.Helper()
-	s, _ := apptest.OpenStore(tb, testenv.MySQLDSN(tb))
+	s, _ := storetest.OpenStore(tb, testenv.MySQLDSN(tb))
 	return s
 }
 
@@ -339,7 +339,7 @@ func TestTwoServicesOnOneDatabaseStayExact(t *testing.T) {
 	ctx := context.Background()
 	var svcs []counters.Service
 	for i := 0; i < 2; i++ {
-		s, _ := apptest.OpenStore(t, dsn)
+		s, _ := storetest.OpenStore(t, dsn)
 		svcs = append(svcs, counters.NewService(counters.BackendOf(coalesce.New(s, coalesce.Options{}))))
 	}
 	const workers, each = 16, 250

@@ -10,7 +10,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 	"countersvc/tickets"
@@ -29,7 +29,7 @@ func TestWritesHeldPastTheLockWaitTimeoutRunAgainWithinTheirDeadline(t *testing.
 	}
 	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
 	dsn := cfg.FormatDSN()
-	store, db := apptest.OpenStore(t, dsn)
+	store, db := storetest.OpenStore(t, dsn)
 	ts := storage.NewTicketStore(db, storage.TicketStoreOptions{})
 	ctx := context.Background()
 	for _, name := range []string{"inc", "del", "reset", "set", "batch"} {

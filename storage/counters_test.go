@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 )
 
 func mustOpenStore(tb testing.TB) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
-	return apptest.OpenStore(tb, testenv.MySQLDSN(tb))
+	return storetest.OpenStore(tb, testenv.MySQLDSN(tb))
 }
 
 func int64p(v int64) *int64 { return &v }

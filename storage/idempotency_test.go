@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 )
 
@@ -17,14 +17,14 @@ import (
 // when the first request ends, the others replay its answer.
 func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
 	dsn := testenv.MySQLDSN(t)
-	s, db := apptest.OpenStore(t, dsn)
+	s, db := storetest.OpenStore(t, dsn)
 	db.SetMaxOpenConns(3)
 	ctx := context.Background()
 	key := counters.Idempotency{Key: "retried", Fingerprint: [32]byte{1}}
 
 	// Another connection, outside the pool, plays the first request: it has
 	// claimed the key and not yet committed.
-	_, other := apptest.OpenStore(t, dsn)
+	_, other := storetest.OpenStore(t, dsn)
 	first, err := other.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

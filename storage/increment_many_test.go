@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 )
@@ -28,7 +28,7 @@ func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn
 	} {
 		t.Run(path.name, func(t *testing.T) {
 			open := func(dsn string) (*storage.CounterStore, *storage.DB) {
-				s, db := apptest.OpenStore(t, dsn)
+				s, db := storetest.OpenStore(t, dsn)
 				if path.returning && !s.Returning {
 					t.Skip("the server does not know INSERT ... RETURNING")
 				}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 )
@@ -16,7 +16,7 @@ import (
 // still replay them, and no API key's do.
 func TestKeysRecordedBeforeAPIKeysBelongToTheAdminToken(t *testing.T) {
 	ctx := context.Background()
-	s, db := apptest.OpenStore(t, testenv.MySQLDSN(t))
+	s, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
 	// Back to the table as 004 left it, with one recorded answer in it.
 	if _, err := db.ExecContext(ctx, "ALTER TABLE idempotency_record DROP PRIMARY KEY, DROP COLUMN key_id, ADD PRIMARY KEY (idem_key)"); err != nil {
 		t.Fatal(err)

@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
+	"countersvc/internal/testenv"
 )
 
 // The periodic purge started by main deletes expired keys on its own and
 // leaves live ones.
 func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
-	env := apptest.New(t)
+	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
 	ctx := context.Background()
 	key := func(k string) counters.Idempotency { return counters.Idempotency{Key: k} }
-	env.Store.KeyRetention = time.Millisecond
+	store.KeyRetention = time.Millisecond
 	for _, k := range []string{"old-1", "old-2", "old-3"} {
-		if _, _, err := env.Counters.IncrementOnce(ctx, key(k), "sales", 1); err != nil {
+		if _, _, err := store.IncrementOnce(ctx, key(k), "sales", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env.Store.KeyRetention = time.Hour
-	if _, _, err := env.Counters.IncrementOnce(ctx, key("live"), "sales", 1); err != nil {
+	store.KeyRetention = time.Hour
+	if _, _, err := store.IncrementOnce(ctx, key("live"), "sales", 1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -32,14 +33,14 @@ func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		env.Store.PurgeKeysEvery(loopCtx, 10*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		store.PurgeKeysEvery(loopCtx, 10*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	defer func() { stop(); <-done }()
 
 	var keys []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		keys = keys[:0]
-		rows, err := env.DB.QueryContext(ctx, "SELECT idem_key FROM idempotency_record")
+		rows, err := db.QueryContext(ctx, "SELECT idem_key FROM idempotency_record")
 		if err != nil {
 			t.Fatal(err)
 		}

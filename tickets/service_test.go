@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"countersvc/counters"
-	"countersvc/internal/apptest"
+	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 	"countersvc/storage"
 	"countersvc/tickets"
@@ -20,7 +20,7 @@ type fixture struct {
 // database.
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	cs, db := apptest.OpenStore(tb, testenv.MySQLDSN(tb))
+	cs, db := storetest.OpenStore(tb, testenv.MySQLDSN(tb))
 	ts := storage.NewTicketStore(db, storage.TicketStoreOptions{})
 	ctrs := counters.NewService(counters.BackendOf(cs))
 	return &fixture{svc: tickets.NewService(ts, ctrs), counters: ctrs}

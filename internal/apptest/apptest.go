@@ -17,7 +17,6 @@ import (
 	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 	"countersvc/internal/wire"
-	"countersvc/storage"
 )
 
 // Env is one running service, built by internal/wire as main.go builds it.
@@ -49,23 +48,6 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 	tb.Helper()
 	return start(tb, testenv.MySQLDSN(tb), redisURL, opts)
-}
-
-// OpenStore opens the database of dsn (migrating it) and its counter store,
-// both closed when the test ends.
-func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *storage.DB) {
-	tb.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	store, err := storage.NewCounterStore(ctx, db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return store, db
 }
 
 // start builds the service with the defaults of an empty environment, the

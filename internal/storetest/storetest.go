@@ -1,0 +1,28 @@
+// Package storetest opens the MySQL store for the tests of the packages
+// under the service (storage, cache, coalesce, tickets), so that they
+// compile the store and not the whole service, as internal/apptest would.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"countersvc/storage"
+)
+
+// OpenStore opens the database of dsn (migrating it) and its counter store,
+// both closed when the test ends.
+func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *storage.DB) {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	store, err := storage.NewCounterStore(ctx, db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return store, db
+}
