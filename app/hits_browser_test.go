@@ -102,7 +102,7 @@ func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 		}
 		var want int64
 		fmt.Sscan(strings.ReplaceAll(tc.shown, ",", ""), &want)
-		if got := storedValue(t, env, tc.counter); got != want {
+		if got := env.Stored(t, tc.counter); got != want {
 			t.Errorf("%s: %s stored %d, want %d", tc.path, tc.counter, got, want)
 		}
 	}

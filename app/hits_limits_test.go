@@ -48,7 +48,7 @@ func TestRepeatHitsAreNotCountedAcrossProcesses(t *testing.T) {
 		{a, "hits/a", chrome, 2},
 	}
 	for i, s := range steps {
-		if got := hitValue(t, s.env, s.name, s.agent); got != s.want {
+		if got := s.env.Hit(t, s.name, s.agent); got != s.want {
 			t.Fatalf("step %d (%s on %s): value %d, want %d", i, s.agent, s.name, got, s.want)
 		}
 	}
@@ -57,7 +57,7 @@ func TestRepeatHitsAreNotCountedAcrossProcesses(t *testing.T) {
 		t.Fatalf("repeat badge: status %d, %s", res.Status, res.Body)
 	}
 	for name, want := range map[string]int64{"hits/a": 2, "hits/b": 2} {
-		if got := storedValue(t, a, name); got != want {
+		if got := a.Stored(t, name); got != want {
 			t.Errorf("%s stored %d, want %d", name, got, want)
 		}
 	}
@@ -67,11 +67,11 @@ func TestRepeatHitsAreNotCountedAcrossProcesses(t *testing.T) {
 // than failing.
 func TestRepeatHitOnADeletedCounterCountsAgain(t *testing.T) {
 	a, _, _ := twoProcesses(t, 0, 30*time.Second)
-	hitValue(t, a, "hits/gone")
+	a.Hit(t, "hits/gone")
 	if res := a.Do(t, "DELETE", "/v1/counters/hits%2Fgone", ""); res.Status != 204 {
 		t.Fatalf("delete: %d", res.Status)
 	}
-	if got := hitValue(t, a, "hits/gone"); got != 1 {
+	if got := a.Hit(t, "hits/gone"); got != 1 {
 		t.Fatalf("repeat after delete: value %d, want 1", got)
 	}
 }
@@ -81,7 +81,7 @@ func TestRateLimitIsSharedByProcessesAndSaysWhenToRetry(t *testing.T) {
 	a, b, _ := twoProcesses(t, perMinute, 0)
 	for i := range perMinute {
 		env := []*apptest.Env{a, b}[i%2]
-		hitValue(t, env, "hits/r")
+		env.Hit(t, "hits/r")
 	}
 	for _, env := range []*apptest.Env{a, b} {
 		for _, path := range []string{"/v1/hits/hits%2Fr", "/v1/hits/hits%2Fr/badge.svg", "/v1/hits/hits%2Fother"} {
@@ -99,7 +99,7 @@ func TestRateLimitIsSharedByProcessesAndSaysWhenToRetry(t *testing.T) {
 			}
 		}
 	}
-	if got := storedValue(t, a, "hits/r"); got != perMinute {
+	if got := a.Stored(t, "hits/r"); got != perMinute {
 		t.Errorf("stored %d, want %d: refused hits must not count", got, perMinute)
 	}
 	// The read-only badge and the snippet are not hits: not limited.
@@ -116,15 +116,15 @@ func TestHitsCountWhenRedisFails(t *testing.T) {
 	for _, failure := range testenv.RedisFailures {
 		t.Run(failure.Name, func(t *testing.T) {
 			a, b, r := twoProcesses(t, 2, 30*time.Second)
-			hitValue(t, a, "hits/f") // limits in use: salt fetched, connections pooled
+			a.Hit(t, "hits/f") // limits in use: salt fetched, connections pooled
 			failure.Break(r)
 			for i := int64(2); i <= 5; i++ {
 				env := []*apptest.Env{a, b}[i%2]
-				if got := hitValue(t, env, "hits/f"); got != i {
+				if got := env.Hit(t, "hits/f"); got != i {
 					t.Fatalf("hit %d with Redis %s: value %d", i, failure.Name, got)
 				}
 			}
-			if got := storedValue(t, a, "hits/f"); got != 5 {
+			if got := a.Stored(t, "hits/f"); got != 5 {
 				t.Errorf("stored %d, want 5", got)
 			}
 		})
@@ -164,7 +164,7 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 				// would let the hit through unspent (fail open).
 				c.RedisTimeout = 5 * time.Second
 			})
-			hitValue(t, env, "hits/p", "X-Forwarded-For: "+tc.first)
+			env.Hit(t, "hits/p", "X-Forwarded-For: "+tc.first)
 			res := env.Do(t, "GET", "/v1/hits/hits%2Fp", "", "X-Forwarded-For: "+tc.second)
 			if limited := res.Status == 429; limited != tc.limited {
 				t.Fatalf("second hit: status %d; want limited = %v", res.Status, tc.limited)

@@ -60,7 +60,7 @@ func TestEveryViewThroughAnImageProxyCounts(t *testing.T) {
 			t.Fatalf("browser: status %d, badge %q", res.Status, parseBadge(t, res.Body).texts)
 		}
 	}
-	if got := storedValue(t, env, "hits/readme"); got != budget+1 {
+	if got := env.Stored(t, "hits/readme"); got != budget+1 {
 		t.Errorf("stored %d, want %d", got, budget+1)
 	}
 }
@@ -95,7 +95,7 @@ func TestImageProxyTreatmentCanBeTurnedOff(t *testing.T) {
 	for range 3 {
 		env.Do(t, "GET", "/v1/hits/hits%2Foff/badge.svg", "", camo...)
 	}
-	if got := storedValue(t, env, "hits/off"); got != 1 {
+	if got := env.Stored(t, "hits/off"); got != 1 {
 		t.Errorf("stored %d, want 1: without the treatment the proxy's views are repeats", got)
 	}
 }

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
 	"io"
 	"net/url"
@@ -13,35 +12,6 @@ import (
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
 )
-
-// hitValue is the value a hit answered, failing the test on anything but 200.
-func hitValue(tb testing.TB, env *apptest.Env, name string, headers ...string) int64 {
-	tb.Helper()
-	res := env.Do(tb, "GET", "/v1/hits/"+url.PathEscape(name), "", headers...)
-	if res.Status != 200 {
-		tb.Fatalf("hit on %q: status %d, body %s", name, res.Status, res.Body)
-	}
-	var body struct {
-		Name  string
-		Value int64
-	}
-	res.Decode(tb, &body)
-	if body.Name != name {
-		tb.Fatalf("hit on %q answered name %q", name, body.Name)
-	}
-	return body.Value
-}
-
-// storedValue reads the counter from MySQL, past every cache; -1 if missing.
-func storedValue(tb testing.TB, env *apptest.Env, name string) int64 {
-	tb.Helper()
-	var v int64 = -1
-	err := env.DB.QueryRowContext(context.Background(), "SELECT value FROM counter WHERE name = ?", name).Scan(&v)
-	if err != nil && !strings.Contains(err.Error(), "no rows") {
-		tb.Fatal(err)
-	}
-	return v
-}
 
 // svgText is what a badge shows: its <title> and the text of its <text>
 // elements, and every element name, so tests can look for smuggled ones.
@@ -101,12 +71,12 @@ func (s svgText) shows(text string) bool {
 func TestHitCountsAndAnswersTheValue(t *testing.T) {
 	env := apptest.New(t)
 	for want := int64(1); want <= 3; want++ {
-		if got := hitValue(t, env, "hits/docs/index.html"); got != want {
+		if got := env.Hit(t, "hits/docs/index.html"); got != want {
 			t.Fatalf("hit %d answered %d", want, got)
 		}
 	}
 	// Without Redis there is no de-duplication: every hit counted.
-	if got := storedValue(t, env, "hits/docs/index.html"); got != 3 {
+	if got := env.Stored(t, "hits/docs/index.html"); got != 3 {
 		t.Fatalf("stored value %d, want 3", got)
 	}
 }
@@ -138,7 +108,7 @@ func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
 			t.Errorf("%s: empty label still shows %q", tc.query, svg.texts)
 		}
 	}
-	if got := storedValue(t, env, "hits/big"); got != 1237 {
+	if got := env.Stored(t, "hits/big"); got != 1237 {
 		t.Fatalf("stored %d, want 1237: each badge counts one hit", got)
 	}
 }
@@ -155,14 +125,14 @@ func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
 			t.Fatalf("badge shows %q", svg.texts)
 		}
 	}
-	if got := storedValue(t, env, "hits/ro"); got != 41 {
+	if got := env.Stored(t, "hits/ro"); got != 41 {
 		t.Fatalf("stored %d after two read-only badges, want 41", got)
 	}
 	res := env.Do(t, "GET", "/v1/counters/hits%2Fmissing/badge.svg", "")
 	if res.Status != 404 || res.ErrorCode() != "not_found" {
 		t.Fatalf("missing counter: status %d, body %s", res.Status, res.Body)
 	}
-	if got := storedValue(t, env, "hits/missing"); got != -1 {
+	if got := env.Stored(t, "hits/missing"); got != -1 {
 		t.Fatalf("read-only badge created the counter (value %d)", got)
 	}
 }
@@ -219,7 +189,7 @@ func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
 			}
 		}
 	}
-	if got := storedValue(t, env, "hits/bad"); got != -1 {
+	if got := env.Stored(t, "hits/bad"); got != -1 {
 		t.Fatalf("refused badges counted: value %d", got)
 	}
 }
@@ -246,7 +216,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 			}
 		})
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
-		before := storedValue(t, env, tc.name) // reserved names cannot be PUT: -1
+		before := env.Stored(t, tc.name) // reserved names cannot be PUT: -1
 		esc := url.PathEscape(tc.name)
 		for _, path := range []string{"/v1/hits/" + esc, "/v1/hits/" + esc + "/badge.svg", "/v1/counters/" + esc + "/badge.svg"} {
 			res := env.Do(t, "GET", path, "")
@@ -262,7 +232,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 			}
 		}
 		if !tc.public {
-			if got := storedValue(t, env, tc.name); got != before {
+			if got := env.Stored(t, tc.name); got != before {
 				t.Errorf("forbidden name %q changed to %d", tc.name, got)
 			}
 		}
@@ -342,7 +312,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 			t.Errorf("OPTIONS %s: status %d, Allow %q", path, plain.Status, plain.Header.Get("Allow"))
 		}
 	}
-	if got := storedValue(t, env, "hits/c"); got != 5 {
+	if got := env.Stored(t, "hits/c"); got != 5 {
 		t.Errorf("stored %d, want 5: 1 + two hits and two hit badges; preflights count nothing", got)
 	}
 }
@@ -396,10 +366,10 @@ func TestHeadRequestsDoNotCount(t *testing.T) {
 			t.Fatalf("HEAD %s: status %d", path, res.Status)
 		}
 	}
-	if got := storedValue(t, env, "hits/head"); got != -1 {
+	if got := env.Stored(t, "hits/head"); got != -1 {
 		t.Fatalf("HEAD created the counter with value %d", got)
 	}
-	if got := hitValue(t, env, "hits/head"); got != 1 {
+	if got := env.Hit(t, "hits/head"); got != 1 {
 		t.Fatalf("first GET answered %d, want 1", got)
 	}
 }

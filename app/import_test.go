@@ -472,7 +472,7 @@ func TestImportWhenMySQLDiesMidwayReportsWhatWasCommitted(t *testing.T) {
 	}
 
 	m.Start(t)
-	waitRecovered(t, env, "/v1/counters/after/increment")
+	env.WaitRecovered(t, "/v1/counters/after/increment")
 	n := stored(t, env)
 	if n != rep.Created && n != rep.Created+1000 {
 		t.Fatalf("%d counters stored; the report says %d were committed, and a chunk is 1,000 lines", n, rep.Created)

@@ -10,6 +10,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
+	"countersvc/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +52,7 @@ func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
 		t.Fatalf("Get after Redis came back = %d, want 5", got)
 	}
 	hits := st.metric(t, "counters_cache_hits_total", "view=counter")
-	waitUntil(t, "reads served from Redis again", func() bool {
+	testenv.WaitUntil(t, "reads served from Redis again", func() bool {
 		st.get(t, "down")
 		return st.metric(t, "counters_cache_hits_total", "view=counter") > hits
 	})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"countersvc/cache"
+	"countersvc/internal/testenv"
 )
 
 func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {
@@ -18,7 +19,7 @@ func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {
 		results[i] = readAsync(st.svc, "hot")
 	}
 	<-held
-	waitUntil(t, "every reader missed", func() bool {
+	testenv.WaitUntil(t, "every reader missed", func() bool {
 		return st.metric(t, "counters_cache_misses_total", "view=counter") == readers
 	})
 	time.Sleep(50 * time.Millisecond) // from the miss to joining the read is a few instructions
@@ -53,7 +54,7 @@ func TestReadsWithoutRedisNeverShareAReadOlderThanTheirStart(t *testing.T) {
 	for i := range lates {
 		lates[i] = readAsync(st.svc, "fallback")
 	}
-	waitUntil(t, "late readers fell back", func() bool {
+	testenv.WaitUntil(t, "late readers fell back", func() bool {
 		return st.metric(t, "counters_cache_fallbacks_total", "view=counter") == 1+late
 	})
 	time.Sleep(50 * time.Millisecond)

@@ -3,8 +3,9 @@ package cache
 import (
 	"context"
 	"errors"
-	"github.com/redis/go-redis/v9"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"countersvc/counters"
 )

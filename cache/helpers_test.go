@@ -14,6 +14,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
+	"countersvc/internal/metrictest"
 	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
 )
@@ -51,41 +52,7 @@ func newStack(t *testing.T, o cache.Options) *stack {
 // "label=value" given.
 func (st *stack) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	return gathered(t, st.reg, name, labels...)
-}
-
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	samples:
-		for _, m := range f.GetMetric() {
-			for _, want := range labels {
-				k, v, _ := strings.Cut(want, "=")
-				found := false
-				for _, l := range m.GetLabel() {
-					found = found || (l.GetName() == k && l.GetValue() == v)
-				}
-				if !found {
-					continue samples
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
+	return metrictest.Sum(t, st.reg, name, labels...)
 }
 
 // pauseWrites makes Redis hold every write (scripts included) for d while
@@ -95,27 +62,6 @@ func (st *stack) pauseWrites(t *testing.T, d time.Duration) {
 	if err := st.raw.Do(context.Background(), "CLIENT", "PAUSE", d.Milliseconds(), "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// redisFaults puts rs through every fault the cache must survive, one after
-// another, while the caller's load runs: writes paused (reads still
-// answered), the process stopped (SIGSTOP) and resumed, killed, and
-// restarted empty.
-func redisFaults(t *testing.T, rs *testenv.Redis) {
-	t.Helper()
-	ctl := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
-	defer ctl.Close()
-	if err := ctl.Do(context.Background(), "CLIENT", "PAUSE", 800, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	rs.Freeze()
-	time.Sleep(800 * time.Millisecond)
-	rs.Thaw()
-	time.Sleep(300 * time.Millisecond)
-	rs.Kill()
-	time.Sleep(800 * time.Millisecond)
-	rs.Start(t)
 }
 
 func (st *stack) unpause(t *testing.T) {
@@ -161,17 +107,6 @@ func commandCalls(t *testing.T, st *stack, cmd string) int64 {
 		}
 	}
 	return 0
-}
-
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // countingStore is the real MySQL store with two test hooks: it counts the

@@ -208,7 +208,7 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 			rdb := r.DeadlineClient(t)
 			l := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, limitTimeout)
 			ctx := context.Background()
-			waitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil }) // salt fetched, script loaded
+			testenv.WaitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil }) // salt fetched, script loaded
 			failure.Break(r)
 			calls := map[string]func() error{
 				"Admit":  func() error { _, err := allow(l, "c"); return err },
@@ -237,7 +237,7 @@ func TestLimitsSkipARedisTheCacheHasGivenUpOn(t *testing.T) {
 	l := cache.NewHitLimits(st.cache, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute})
 	// Salt fetched, script loaded, connection pooled: on a loaded machine
 	// that may take more than the one timeout the first hit has.
-	waitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil })
+	testenv.WaitUntil(t, "the limits answer", func() bool { _, err := allow(l, "c"); return err == nil })
 	st.increment(t, "hung", 1)
 	st.redis.Freeze()
 	for range 3 { // enough failed reads to open the circuit

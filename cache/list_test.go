@@ -8,6 +8,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
+	"countersvc/internal/testenv"
 )
 
 // While a writer increments, every listing must show at least the value
@@ -97,11 +98,11 @@ func TestListPageStoredLateExpiresOnTime(t *testing.T) {
 	st.increment(t, "late/a", 1)
 	time.Sleep(ttl)
 	st.redis.Thaw()
-	waitUntil(t, "the late SET ran", func() bool { return commandCalls(t, st, "set") > before })
+	testenv.WaitUntil(t, "the late SET ran", func() bool { return commandCalls(t, st, "set") > before })
 	if keys, err := st.raw.Keys(ctx, "counters:v1:l:*").Result(); err != nil || len(keys) != 0 {
 		t.Fatalf("the late SET left %v (%v), want nothing: its expiry had passed", keys, err)
 	}
-	waitUntil(t, "circuit closed", func() bool { return st.metric(t, "counters_cache_circuit_open") == 0 })
+	testenv.WaitUntil(t, "circuit closed", func() bool { return st.metric(t, "counters_cache_circuit_open") == 0 })
 	page, err := st.svc.List(ctx, counters.ListFilter{Prefix: "late/"})
 	if err != nil {
 		t.Fatal(err)

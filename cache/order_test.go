@@ -7,6 +7,7 @@ import (
 
 	"countersvc/cache"
 	"countersvc/counters"
+	"countersvc/internal/testenv"
 )
 
 // A reader reads MySQL, a writer commits and invalidates, then the reader's
@@ -117,7 +118,7 @@ func TestAWriteWhoseInvalidationTimedOutIsAnsweredAfterTheLease(t *testing.T) {
 
 	st.unpause(t)
 	hits := st.metric(t, "counters_cache_hits_total")
-	waitUntil(t, "reads served from Redis again", func() bool {
+	testenv.WaitUntil(t, "reads served from Redis again", func() bool {
 		if got := st.get(t, "paused").Value; got != 2 {
 			t.Fatalf("Get after the pause = %d, want 2", got)
 		}
@@ -155,9 +156,9 @@ func TestCommandsThatRunAfterAFreezeLeaveNoOldValue(t *testing.T) {
 	// right after the thaw was sent before: at least the fill, which went
 	// out on an open connection. (Commands that needed a new connection
 	// never left: the connection's handshake timed out.)
-	waitUntil(t, "circuit open", func() bool { return st.metric(t, "counters_cache_circuit_open") == 1 })
+	testenv.WaitUntil(t, "circuit open", func() bool { return st.metric(t, "counters_cache_circuit_open") == 1 })
 	st.redis.Thaw()
-	waitUntil(t, "late commands ran", func() bool { return commandCalls(t, st, "evalsha") >= before+1 })
+	testenv.WaitUntil(t, "late commands ran", func() bool { return commandCalls(t, st, "evalsha") >= before+1 })
 	if st.metric(t, "counters_cache_circuit_open") != 1 {
 		t.Fatal("the circuit closed before the late commands were seen; cannot tell them from new ones")
 	}

@@ -5,11 +5,14 @@ package apptest
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +114,54 @@ func (r Response) ErrorCode() string {
 	}
 	json.Unmarshal(r.Body, &e)
 	return e.Error.Code
+}
+
+// Hit counts a page hit on name (GET /v1/hits/{name}) and returns the value
+// it answered, failing the test on any other answer than 200 for name.
+func (e *Env) Hit(tb testing.TB, name string, headers ...string) int64 {
+	tb.Helper()
+	res := e.Do(tb, "GET", "/v1/hits/"+url.PathEscape(name), "", headers...)
+	if res.Status != 200 {
+		tb.Fatalf("hit on %q: status %d, body %s", name, res.Status, res.Body)
+	}
+	var body struct {
+		Name  string
+		Value int64
+	}
+	res.Decode(tb, &body)
+	if body.Name != name {
+		tb.Fatalf("hit on %q answered name %q", name, body.Name)
+	}
+	return body.Value
+}
+
+// Stored reads the counter's value from MySQL, past every cache; -1 when
+// it does not exist.
+func (e *Env) Stored(tb testing.TB, name string) int64 {
+	tb.Helper()
+	var v int64 = -1
+	err := e.DB.QueryRowContext(context.Background(), "SELECT value FROM counter WHERE name = ?", name).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// WaitRecovered waits up to 20 s for a POST to path to succeed again, as
+// it does once MySQL answers after an outage.
+func (e *Env) WaitRecovered(tb testing.TB, path string) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := e.Do(tb, "POST", path, "")
+		if r.Status == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no recovery after MySQL answered again: %d %s", r.Status, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Do sends a request; body "" sends none. headers are "Key: value" pairs.

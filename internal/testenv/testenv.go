@@ -128,6 +128,15 @@ func FreePort(tb testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// WaitUntil polls ok until it returns true, and fails the test when 15
+// seconds pass first, naming what it waited for.
+func WaitUntil(tb testing.TB, what string, ok func() bool) {
+	tb.Helper()
+	if !waitFor(15*time.Second, ok) {
+		tb.Fatalf("timed out waiting for: %s", what)
+	}
+}
+
 // waitFor polls ok until it returns true or the timeout passes.
 func waitFor(timeout time.Duration, ok func() bool) bool {
 	deadline := time.Now().Add(timeout)

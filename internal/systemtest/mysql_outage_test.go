@@ -1,4 +1,4 @@
-package app_test
+package systemtest_test
 
 import (
 	"context"
@@ -103,7 +103,7 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 	}
 	time.Sleep(time.Second)
 	m.Start(t)
-	waitRecovered(t, e, "/v1/counters/after/increment")
+	e.WaitRecovered(t, "/v1/counters/after/increment")
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	wg.Wait()
@@ -134,7 +134,10 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 		if err != nil {
 			continue
 		}
-		if h := getHistory(t, e, "/v1/counters/load"+strconv.Itoa(c)+"/history?step=month"); h.Total != stored {
+		var h struct{ Total int64 }
+		if r := e.Do(t, "GET", "/v1/counters/load"+strconv.Itoa(c)+"/history?step=month", ""); r.Status != 200 {
+			t.Fatalf("history of load%d: %d %s", c, r.Status, r.Body)
+		} else if r.Decode(t, &h); h.Total != stored {
 			t.Errorf("load%d: history counts %d, the value is %d", c, h.Total, stored)
 		}
 		totalAcked += a
@@ -195,22 +198,5 @@ func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
 	}
 	m.Thaw()
 	thawed = true
-	waitRecovered(t, e, "/v1/counters/h/increment")
-}
-
-// waitRecovered waits up to 20 s for a POST to path to succeed again once
-// MySQL answers.
-func waitRecovered(t *testing.T, e *apptest.Env, path string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := e.Do(t, "POST", path, "")
-		if r.Status == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery after MySQL answered again: %d %s", r.Status, r.Body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	e.WaitRecovered(t, "/v1/counters/h/increment")
 }

@@ -1,4 +1,4 @@
-package app_test
+package systemtest_test
 
 import (
 	"context"
@@ -70,8 +70,8 @@ func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 			}}
 			a := apptest.New(t, opts...)
 			b := apptest.NewWithDSN(t, a.DSN, opts...)
-			hitValue(t, a, "hits/o") // limits in use: salt fetched, connections pooled
-			hitValue(t, b, "hits/o", "User-Agent: other")
+			a.Hit(t, "hits/o") // limits in use: salt fetched, connections pooled
+			b.Hit(t, "hits/o", "User-Agent: other")
 
 			const workers, each = 8, 30
 			var answered, failed atomic.Int64
@@ -112,7 +112,7 @@ func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 			}
 			counted := hitsResult(t, a, "counted") + hitsResult(t, b, "counted")
 			repeats := hitsResult(t, a, "repeat") + hitsResult(t, b, "repeat")
-			if got := storedValue(t, a, "hits/o"); got != counted {
+			if got := a.Stored(t, "hits/o"); got != counted {
 				t.Errorf("stored %d, but the processes counted %d hits", got, counted)
 			}
 			if got, want := counted+repeats, answered.Load()+2; got != want {
@@ -137,7 +137,7 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 	a := apptest.New(t, hitLimits(r, 0, 30*time.Second), slow)
 	b := apptest.NewWithDSN(t, a.DSN, hitLimits(r, 0, 30*time.Second), slow)
 	for _, env := range []*apptest.Env{a, b} { // salt fetched, script loaded
-		hitValue(t, env, "hits/warm", "User-Agent: warm-up")
+		env.Hit(t, "hits/warm", "User-Agent: warm-up")
 	}
 	const visitors = 10
 	var wg sync.WaitGroup
@@ -154,7 +154,16 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if got := storedValue(t, a, "hits/same"); got != visitors {
+	if got := a.Stored(t, "hits/same"); got != visitors {
 		t.Errorf("stored %d, want %d: one count per visitor", got, visitors)
+	}
+}
+
+// hitLimits configures the service with r as its Redis and these abuse
+// limits.
+func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
+	return func(c *config.Config) {
+		c.RedisURL = r.URL()
+		c.HitsRateLimit, c.HitsRateWindow, c.HitsDedupWindow = perMinute, time.Minute, dedup
 	}
 }

@@ -1,4 +1,4 @@
-package cache_test
+package systemtest_test
 
 import (
 	"math/rand/v2"
@@ -13,6 +13,7 @@ import (
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
+	"countersvc/internal/metrictest"
 	"countersvc/internal/testenv"
 )
 
@@ -90,15 +91,15 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 		wg.Add(1)
 		go worker(false)
 	}
-	hits := func() float64 { return gathered(t, reg, "counters_cache_hits_total", "view=counter") }
+	hits := func() float64 { return metrictest.Sum(t, reg, "counters_cache_hits_total", "view=counter") }
 
 	time.Sleep(500 * time.Millisecond)
 	if hits() == 0 {
 		t.Error("no read was served from Redis before the faults")
 	}
-	redisFaults(t, rs)
+	rs.RunFaults(t)
 	before := hits()
-	waitUntil(t, "reads served from Redis again", func() bool { return hits() > before+50 })
+	testenv.WaitUntil(t, "reads served from Redis again", func() bool { return hits() > before+50 })
 	close(stop)
 	wg.Wait()
 
@@ -111,8 +112,8 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 		}
 	}
 	t.Logf("hits %v, misses %v, fallbacks %v, errors %v", hits(),
-		gathered(t, reg, "counters_cache_misses_total"), gathered(t, reg, "counters_cache_fallbacks_total"),
-		gathered(t, reg, "counters_cache_errors_total"))
+		metrictest.Sum(t, reg, "counters_cache_misses_total"), metrictest.Sum(t, reg, "counters_cache_fallbacks_total"),
+		metrictest.Sum(t, reg, "counters_cache_errors_total"))
 }
 
 func TestReadyzReportsRedisDownAsDegraded(t *testing.T) {

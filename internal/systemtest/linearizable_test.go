@@ -1,4 +1,4 @@
-package cache_test
+package systemtest_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"countersvc/cache"
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
+	"countersvc/internal/metrictest"
 	"countersvc/internal/testenv"
 )
 
@@ -99,7 +100,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 	}
 
 	time.Sleep(500 * time.Millisecond)
-	redisFaults(t, rs)
+	rs.RunFaults(t)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
@@ -123,7 +124,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 		t.Errorf("the slowest write took %v; want at most about a lease and the Redis timeouts (%v)", slowestWrite, limit)
 	}
 	for _, e := range procs {
-		if got := gathered(t, e.Registry, "counters_cache_lease_waits_total"); got == 0 {
+		if got := metrictest.Sum(t, e.Registry, "counters_cache_lease_waits_total"); got == 0 {
 			t.Error("a process never waited out the lease: the faults did not reach its writes")
 		}
 	}
