@@ -41,8 +41,11 @@ func TestParseFindsTheMarkedRequestsTheirSetupAndAnswers(t *testing.T) {
 	if got, want := strings.Join(ex[1].Answer, "|"), `HTTP/1.1 200 OK|Idempotent-Replayed: true|{"value":3,...}`; got != want {
 		t.Errorf("answer lines: %q, want %q", got, want)
 	}
-	if got, want := strings.Join(ex[2].Setup, "|"), `B=http://localhost:8080|export T="x"`; got != want {
-		t.Errorf("setup of a later block: %q, want %q", got, want)
+	if got, want := strings.Join(ex[0].Setup, "|"), `B=http://localhost:8080`; got != want {
+		t.Errorf("setup before the first request: %q, want %q", got, want)
+	}
+	if got, want := strings.Join(ex[2].Setup, "|"), `export T="x"`; got != want {
+		t.Errorf("setup of a later block, each assignment once: %q, want %q", got, want)
 	}
 	if ex[2].File != "sample.md" || ex[2].Line != 23 {
 		t.Errorf("at %s:%d, want sample.md:23", ex[2].File, ex[2].Line)

@@ -6,10 +6,11 @@
 // The conventions, the same in every markdown file:
 //
 //   - An example block is a ```sh fence on the line after <!-- example -->.
-//     The example blocks of one file run top to bottom as one shell session
-//     would, against a service of their own that starts empty: a variable
-//     set in one (B=..., export T=...) holds in the later ones of the same
-//     file, and what one file counts no other file sees.
+//     The example blocks of one file run top to bottom in one shell session,
+//     against a service of their own that starts empty: a variable set in
+//     one (B=..., export T=..., SECRET=$(curl ...)) is set once and holds in
+//     the later ones of the same file, and what one file counts no other
+//     file sees.
 //   - In an example block a line starting with "curl" is a request (a
 //     trailing backslash continues it), a line like NAME=value or export
 //     NAME=value sets variables, a line starting with # is a comment.
@@ -45,7 +46,7 @@ const answerMark = "# =>"
 type Example struct {
 	File    string   // the markdown file, as Parse was told its name
 	Line    int      // of File, where the request starts
-	Setup   []string // the variable lines of this and earlier example blocks before the request
+	Setup   []string // the variable lines since the request before (of this file), run before this one
 	Command string   // the curl command, its continuation lines joined by newlines
 	Answer  []string // the documented answer's lines, without "# =>"
 }
@@ -118,7 +119,8 @@ func Parse(file string, text []byte) ([]Example, error) {
 			owner = -1
 		case strings.HasPrefix(trimmed, "curl "):
 			cmd, answer, found := strings.Cut(line, " "+answerMark)
-			ex := Example{File: file, Line: n, Setup: append([]string(nil), setup...), Command: strings.TrimRight(cmd, " ")}
+			ex := Example{File: file, Line: n, Setup: setup, Command: strings.TrimRight(cmd, " ")}
+			setup = nil
 			if found {
 				ex.Answer = []string{strings.TrimSpace(answer)}
 			}

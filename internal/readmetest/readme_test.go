@@ -1,7 +1,6 @@
 package readmetest_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,23 +61,29 @@ func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
 	}
 }
 
-// runExamples runs one file's examples, in order, against a service of
-// their own; a failure names the file and line of the request.
+// runExamples runs one file's examples as one shell session, top to
+// bottom, against a service of their own; each request's answer goes to a
+// file of its own, and a failure names the file and line of the request.
 func runExamples(t *testing.T, examples []readmetest.Example) {
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
-	dir := t.TempDir() // for what the examples write, such as badge.svg
-	for _, ex := range examples {
-		script := strings.Join(append(append([]string{curlWrapper}, ex.Setup...), ex.Command), "\n")
-		script = strings.ReplaceAll(script, documentedBase, env.URL)
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "COUNTERS_API_TOKEN="}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		runErr := cmd.Run()
-		m := reportedStatus.FindSubmatch(stderr.Bytes())
+	dir := t.TempDir() // for the answers and what the examples write, such as badge.svg
+	script := []string{curlWrapper}
+	for i, ex := range examples {
+		script = append(script, ex.Setup...)
+		script = append(script, fmt.Sprintf("{\n%s\n} >%d.out 2>%d.err", ex.Command, i, i))
+	}
+	cmd := exec.Command("bash", "-c", strings.ReplaceAll(strings.Join(script, "\n"), documentedBase, env.URL))
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "COUNTERS_API_TOKEN="}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("the session ended with %v: %s", err, out) // each request's status below says what failed
+	}
+	for i, ex := range examples {
+		stdout, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.out", i)))
+		stderr, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.err", i)))
+		m := reportedStatus.FindSubmatch(stderr)
 		if m == nil {
-			t.Errorf("%s:%d: %s\ncurl reported no status: %v\n%s", ex.File, ex.Line, ex.Command, runErr, stderr.Bytes())
+			t.Errorf("%s:%d: %s\ncurl reported no status:\n%s", ex.File, ex.Line, ex.Command, stderr)
 			continue
 		}
 		status, _ := strconv.Atoi(string(m[1]))
@@ -87,8 +92,8 @@ func runExamples(t *testing.T, examples []readmetest.Example) {
 			t.Errorf("%s:%d: %v", ex.File, ex.Line, err)
 			continue
 		}
-		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("%s:%d: %s\n%s\nanswered: %s", ex.File, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout, status)); d != "" {
+			t.Errorf("%s:%d: %s\n%s\nanswered: %s", ex.File, ex.Line, ex.Command, d, firstLines(string(stdout), 8))
 		}
 	}
 }
