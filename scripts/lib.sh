@@ -26,7 +26,7 @@ package_purpose() {
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
     libc6-dev) echo "the C headers cgo compiles against" ;;
-    curl) echo "the README's examples" ;;
+    curl) echo "the documented examples (README.md, docs/)" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
