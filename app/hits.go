@@ -3,10 +3,13 @@ package app
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"countersvc/counters"
 	"countersvc/hits"
+	"countersvc/keys"
 )
 
 // hitHandlers serves the public page-hit endpoints: no token, only names
@@ -17,6 +20,43 @@ type hitHandlers struct {
 	proxies trustedProxies
 	dbBudget
 	history *historyHandlers
+	private privateReads
+}
+
+// privateReads are the read-only badges' way to a counter outside the
+// public prefixes: API.md gives badges the read scope, so a request that
+// carries credentials reads the counter through the keys guard, exactly as
+// GET /v1/counters/{name} and its history do, and keys alone decides.
+type privateReads struct {
+	auth     fiber.Handler      // authenticate, as on the private routes
+	counters counters.Service   // keys.Service.Counters
+	history  keys.HistoryReader // keys.Service.History
+}
+
+// credentials authenticates a read-only badge request for a name outside
+// the public prefixes when it carries credentials, and lets every other
+// one through as it is: a public name needs none (a page's <img> sends
+// none, and a stale header must not break it), and an anonymous request
+// for another name gets the public refusal from readableName.
+func (h *hitHandlers) credentials(c *fiber.Ctx) error {
+	name, err := pathName(c, "name")
+	if err != nil || h.hits.Public(name) == nil || c.Get(fiber.HeaderAuthorization) == "" {
+		return c.Next()
+	}
+	return h.private.auth(c)
+}
+
+// privately reports whether the request reads through the keys guard:
+// credentials authenticated it for a name outside the public prefixes.
+func privately(c *fiber.Ctx) bool { return keys.FromContext(c.UserContext()) != nil }
+
+// readableName is the :name of a read-only badge: a public name, or any
+// name for an authenticated request, whose read the keys guard checks.
+func (h *hitHandlers) readableName(c *fiber.Ctx) (string, error) {
+	if privately(c) {
+		return pathName(c, "name")
+	}
+	return h.publicName(c)
 }
 
 // publicName is the :name of a public endpoint, refused unless it is under
@@ -49,9 +89,9 @@ func (h *hitHandlers) hit(c *fiber.Ctx) error {
 // for the hit badge, h.read for the read-only one; send draws it (SVG, or
 // shields.io's JSON). The query is checked before value runs, so a bad
 // badge URL changes nothing. Today's count is read after the hit counted.
-func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send func(badgeQuery, *fiber.Ctx, string) error) fiber.Handler {
+func (h *hitHandlers) badge(named func(*fiber.Ctx) (string, error), value func(*fiber.Ctx, string) (int64, error), send func(badgeQuery, *fiber.Ctx, string) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		name, err := h.publicName(c)
+		name, err := named(c)
 		if err != nil {
 			return asBadgeError(c, defaultBadgeLabel, err)
 		}
@@ -71,7 +111,11 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send 
 		}
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
-		text, err := b.text(v, h.history.todayOf(ctx, name))
+		today := h.history.todayOf(ctx, name)
+		if privately(c) {
+			today = func(zone *time.Location) (int64, error) { return h.private.history.Today(ctx, name, zone) }
+		}
+		text, err := b.text(v, today)
 		if err != nil {
 			return asBadgeError(c, b.opts.Label, err)
 		}
@@ -83,6 +127,13 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send 
 func (h *hitHandlers) read(c *fiber.Ctx, name string) (int64, error) {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
+	if privately(c) {
+		ctr, err := h.private.counters.Get(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		return ctr.Value, nil
+	}
 	return h.hits.Read(ctx, name)
 }
 

@@ -62,26 +62,26 @@ func snippet(c *fiber.Ctx) error {
 
 // routePublic registers the public endpoints. They take no token: the
 // bearer check is attached to the private routes one by one, never to /v1
-// as a whole.
-func routePublic(v1 fiber.Router, o Options) {
+// as a whole. The read-only badges also serve a private counter to a
+// request with credentials (h.credentials), checked by the keys guard.
+func routePublic(v1 fiber.Router, o Options, private privateReads) {
 	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
-		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}}
+		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}, private: private}
 	noStore := publicHeaders("no-store")
 	routes := []struct {
-		path    string
-		headers fiber.Handler
-		handler fiber.Handler
+		path     string
+		handlers []fiber.Handler
 	}{
-		{"/hits/:name", noStore, h.hit},
-		{"/hits/:name/badge.svg", noStore, h.badge(h.count, badgeQuery.send)},
-		{"/counters/:name/badge.svg", noStore, h.badge(h.read, badgeQuery.send)},
-		{"/counters/:name/shields.json", noStore, h.badge(h.read, badgeQuery.sendShields)},
-		{"/hits/:name/history", noStore, h.history.public(h)},
-		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
+		{"/hits/:name", []fiber.Handler{noStore, h.hit}},
+		{"/hits/:name/badge.svg", []fiber.Handler{noStore, h.badge(h.publicName, h.count, badgeQuery.send)}},
+		{"/counters/:name/badge.svg", []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.send)}},
+		{"/counters/:name/shields.json", []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.sendShields)}},
+		{"/hits/:name/history", []fiber.Handler{noStore, h.history.public(h)}},
+		{"/snippet.js", []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
 	for _, r := range routes {
-		v1.Get(r.path, r.headers, r.handler)
-		v1.Options(r.path, r.headers, preflight, allowOptions)
+		v1.Get(r.path, r.handlers...)
+		v1.Options(r.path, r.handlers[0], preflight, allowOptions)
 	}
 }
 

@@ -127,7 +127,8 @@ func New(o Options) *fiber.App {
 	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies), budget)
 	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
-	routePublic(v1, o)
+	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
+	routePublic(v1, o, privateReads{auth: auth, counters: h.svc, history: hist.svc})
 	v1.Get("/counters", auth, h.list)
 	v1.Post("/counters/reset", auth, h.reset)
 	v1.Post("/counters/batch", auth, h.batch)
@@ -135,7 +136,6 @@ func New(o Options) *fiber.App {
 	v1.Put("/counters/:name", auth, h.set)
 	v1.Delete("/counters/:name", auth, h.delete)
 	v1.Post("/counters/:name/increment", auth, h.increment)
-	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
 	v1.Get("/counters/:name/history", auth, hist.counter)
 	v1.Get("/history", auth, hist.prefix)
 	v1.Get("/export", auth, h.export)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"countersvc/internal/apptest"
+	"countersvc/internal/config"
 )
 
 // Badges show the total, today's count or both ("today / total"), with
@@ -45,5 +46,48 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The read-only badges of a private counter are a read (API.md: badges
+// have the read scope): the admin token and a read key within its prefixes
+// get them, today's count included, through the same keys guard as GET
+// /v1/counters/{name}; a key outside its prefixes is 403 and a bad key 401.
+// Without credentials a private name keeps the public refusal, whoever asks.
+func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
+	env := apptest.New(t, func(c *config.Config) { c.APIToken = "s3cret" })
+	admin := bearerOf("s3cret")
+	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "", admin)
+	reader := createKey(t, env, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`, admin).Secret
+	outside := createKey(t, env, `{"name": "other reader", "scopes": ["read"], "prefixes": ["other/"]}`, admin).Secret
+	publicRefusal := "Only names under the public prefixes can be used without a token."
+	tests := []struct {
+		name, path string
+		headers    []string
+		status     int
+		want       string
+	}{
+		{"the admin token gets the badge", "/v1/counters/shop%2Fsales/badge.svg?show=today_total", []string{admin}, 200, ">7 / 7<"},
+		{"a read key gets the badge", "/v1/counters/shop%2Fsales/badge.svg?label=sales", []string{bearerOf(reader)}, 200, ">7<"},
+		{"a read key gets shields.json", "/v1/counters/shop%2Fsales/shields.json?show=today", []string{bearerOf(reader)},
+			200, `{"schemaVersion":1,"label":"hits","message":"7","color":"44cc11"}`},
+		{"a read key's missing counter", "/v1/counters/shop%2Fnone/shields.json", []string{bearerOf(reader)}, 404, "not_found"},
+		{"a key outside its prefixes", "/v1/counters/shop%2Fsales/shields.json", []string{bearerOf(outside)}, 403, "outside the key's prefixes"},
+		{"a key outside its prefixes, as an image", "/v1/counters/shop%2Fsales/badge.svg", []string{bearerOf(outside), "Accept: image/*"}, 403, "forbidden"},
+		{"an unknown key", "/v1/counters/shop%2Fsales/badge.svg", []string{bearerOf(unknownSecret())}, 401, "unauthenticated"},
+		{"anonymous on a private name", "/v1/counters/shop%2Fsales/shields.json", nil, 403, publicRefusal},
+		{"anonymous on a private badge", "/v1/counters/shop%2Fsales/badge.svg", nil, 403, publicRefusal},
+		{"the hit badge stays public only", "/v1/hits/shop%2Fsales/badge.svg", []string{admin}, 403, publicRefusal},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := env.Do(t, "GET", tc.path, "", tc.headers...)
+			if r.Status != tc.status || !strings.Contains(string(r.Body), tc.want) {
+				t.Fatalf("%d %s, want %d with %s", r.Status, r.Body, tc.status, tc.want)
+			}
+		})
+	}
+	if r := env.Do(t, "GET", "/v1/counters/shop%2Fsales", "", admin); !strings.Contains(string(r.Body), `"value":7`) {
+		t.Errorf("a badge changed the counter: %s", r.Body)
 	}
 }

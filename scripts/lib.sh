@@ -26,7 +26,7 @@ package_purpose() {
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
     libc6-dev) echo "the C headers cgo compiles against" ;;
-    curl) echo "the README's examples" ;;
+    curl) echo "the documented examples (README.md, docs/)" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
@@ -78,23 +78,40 @@ apt_update() {
 }
 
 # apt_progress turns apt-get's output (kept whole in $1) into a line every
-# few seconds: the size of the download first, then how many packages are
-# fetched and set up, instead of hundreds of lines or none.
+# APT_PROGRESS_EVERY seconds: the size of the download first, then how many
+# packages are fetched and set up, instead of hundreds of lines or none.
+APT_PROGRESS_EVERY="${APT_PROGRESS_EVERY:-5}"
 apt_progress() {
   local out="$1" line total="?" got=0 setup=0 last="$SECONDS" said=""
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$out"
     case "$line" in
       "Need to get "*) log "  apt-get: ${line%.}" ;;
-      *" newly installed"*) total="${line#*upgraded, }"; total="${total%% newly*}" ;;
+      *" upgraded, "*" newly installed"*) total="$(apt_changes "$line")" ;;
       Get:*) got=$((got + 1)) ;;
       "Setting up "*) setup=$((setup + 1)) ;;
     esac
-    if [ $((SECONDS - last)) -ge 5 ] && [ "$said" != "$got/$setup" ] && [ "$got" -gt 0 ]; then
+    if [ $((SECONDS - last)) -ge "$APT_PROGRESS_EVERY" ] && [ "$said" != "$got/$setup" ] && [ "$got" -gt 0 ]; then
       last="$SECONDS"; said="$got/$setup"
       log "  $got of $total packages downloaded, $setup set up"
     fi
   done
+}
+
+# apt_changes reads apt-get's summary ("4 upgraded, 47 newly installed,
+# 1 reinstalled, 0 downgraded, 0 to remove and 9 not upgraded.") and prints
+# how many packages it fetches: all it installs, upgrades, reinstalls or
+# downgrades. The newly installed alone were too few: the upgraded
+# dependencies of what is installed are downloaded too ("51 of 47"). A
+# package apt finds already in its cache is not fetched again, so the count
+# may stop short of the total, never pass it.
+apt_changes() {
+  local n=0 word re='([0-9]+) (upgraded|newly installed|reinstalled|downgraded)(.*)'
+  word="$1"
+  while [[ "$word" =~ $re ]]; do
+    n=$((n + BASH_REMATCH[1])); word="${BASH_REMATCH[3]}"
+  done
+  echo "$n"
 }
 
 # ensure_go finds Go and checks it is at least the version go.mod names.
