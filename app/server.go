@@ -31,9 +31,9 @@ type Options struct {
 	// the counters, tickets and keys it reaches (keys.Service.Counters and
 	// .Tickets): Counters and Tickets are given here unguarded.
 	Keys         *keys.Service
-	BodyLimit    int           // bytes; default 64 KiB
-	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default 3s
-	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default 1s
+	BodyLimit    int           // bytes; default DefaultBodyLimit
+	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default DefaultDBTimeout
+	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default counters.DefaultListTTL
 	ReadTimeout  time.Duration // a request's arrival, from its first byte (or the connection's opening) to its last; default 10s
 	WriteTimeout time.Duration // writing an answer; default 10s
 	IdleTimeout  time.Duration // a keep-alive connection's wait for its next request; default 60s
@@ -53,6 +53,15 @@ type Options struct {
 	TrustedProxies []netip.Prefix // proxies whose X-Forwarded-For is believed
 }
 
+// Defaults of Options, and so of the service's configuration.
+const (
+	DefaultBodyLimit    = 64 << 10
+	DefaultDBTimeout    = 3 * time.Second
+	DefaultReadTimeout  = 10 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+)
+
 func (o *Options) defaults() {
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -61,22 +70,22 @@ func (o *Options) defaults() {
 		o.Registry = prometheus.NewRegistry()
 	}
 	if o.BodyLimit == 0 {
-		o.BodyLimit = 64 << 10
+		o.BodyLimit = DefaultBodyLimit
 	}
 	if o.DBTimeout == 0 {
-		o.DBTimeout = 3 * time.Second
+		o.DBTimeout = DefaultDBTimeout
 	}
 	if o.ListTTL == 0 {
-		o.ListTTL = time.Second
+		o.ListTTL = counters.DefaultListTTL
 	}
 	if o.ReadTimeout == 0 {
-		o.ReadTimeout = 10 * time.Second
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	if o.WriteTimeout == 0 {
-		o.WriteTimeout = 10 * time.Second
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.IdleTimeout == 0 {
-		o.IdleTimeout = 60 * time.Second
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.ImportTimeout == 0 {
 		o.ImportTimeout = 10 * time.Minute

@@ -40,7 +40,7 @@ import (
 type Options struct {
 	Lease      time.Duration         // how long after its MySQL read began a counter entry is trusted; default DefaultLease
 	ClockSkew  time.Duration         // how far the clocks of the service's hosts and Redis's may differ; default DefaultClockSkew
-	ListTTL    time.Duration         // how stale a cached page of a listing may be; default 1s
+	ListTTL    time.Duration         // how stale a cached page of a listing may be; default counters.DefaultListTTL
 	Timeout    time.Duration         // deadline of each Redis call, the hit limits' too; default DefaultTimeout
 	Cooldown   time.Duration         // how long Redis is skipped after repeated failures; default 1s
 	KeyPrefix  string                // of every key, the hit limits' too; default "counters:v1:"
@@ -60,7 +60,7 @@ func (o *Options) defaults() {
 	}
 	o.ClockSkew = max(o.ClockSkew, 0)
 	if o.ListTTL <= 0 {
-		o.ListTTL = time.Second
+		o.ListTTL = counters.DefaultListTTL
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -75,6 +75,10 @@ func (o *Options) defaults() {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 }
+
+// DefaultClockSkew is what the service's configuration takes for how far
+// the clocks of its hosts and of Redis differ; Options.ClockSkew 0 means 0.
+const DefaultClockSkew = 50 * time.Millisecond
 
 // DefaultTimeout is the deadline of each Redis call: a hung Redis costs a
 // request this much, not seconds.

@@ -20,10 +20,10 @@ import (
 // Options tune the coalescer.
 type Options struct {
 	// MaxRound bounds how many queued increments one round (one statement
-	// or transaction) carries. Default 1024.
+	// or transaction) carries. Default DefaultMaxRound.
 	MaxRound int
 	// MaxInFlight bounds how many statements or transactions run at once.
-	// Default 4.
+	// Default DefaultMaxInFlight.
 	MaxInFlight int
 	// MaxPerCounter bounds how many of those touch one counter at once.
 	// Default 2: InnoDB releases the row lock before the commit's log flush,
@@ -36,6 +36,12 @@ type Options struct {
 	// store's, so that both agree. Default time.Now.
 	Now func() time.Time
 }
+
+// Defaults of Options.
+const (
+	DefaultMaxRound    = 1024
+	DefaultMaxInFlight = 4
+)
 
 // Store is a counters.Store whose increments are coalesced; the other
 // methods go straight to the store it wraps.
@@ -92,10 +98,10 @@ type result struct {
 
 func newCoalescer(store counters.Store, o Options) *coalescer {
 	if o.MaxRound <= 0 {
-		o.MaxRound = 1024
+		o.MaxRound = DefaultMaxRound
 	}
 	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = 4
+		o.MaxInFlight = DefaultMaxInFlight
 	}
 	if o.MaxPerCounter <= 0 {
 		o.MaxPerCounter = 2

@@ -100,6 +100,10 @@ const (
 	MaxListLimit     = 1000
 )
 
+// DefaultListTTL is how long a listing may lag the writes by default: the
+// read cache keeps a page that long, and HTTP lets clients keep it as long.
+const DefaultListTTL = time.Second
+
 // Page is one page of a listing; NextAfter is nil on the last page.
 type Page struct {
 	Counters  []Counter

@@ -66,12 +66,18 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 	return cfg, nil
 }
 
+// Defaults of Options.
+const (
+	DefaultMaxOpenConns = 32
+	DefaultConnectWait  = 30 * time.Second
+)
+
 // Open connects to MySQL, creates the database named in the DSN when it is
 // missing, and applies the migrations. It waits up to o.ConnectWait for MySQL
 // to come up, and for another process's migrations to finish.
 func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if o.ConnectWait <= 0 {
-		o.ConnectWait = 30 * time.Second
+		o.ConnectWait = DefaultConnectWait
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.ConnectWait)
 	defer cancel()
@@ -99,7 +105,7 @@ func Connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 		return nil, err
 	}
 	if o.MaxOpenConns <= 0 {
-		o.MaxOpenConns = 32
+		o.MaxOpenConns = DefaultMaxOpenConns
 	}
 	// The driver logs through the connector's own logger, fixed when its
 	// config is made: set it there, not (only) globally.

@@ -15,48 +15,47 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// Config is every setting of the service. The defaults match the
-// project-local servers that scripts/run starts.
+// Config is every setting of the service. Its defaults are Defaults().
 type Config struct {
-	Addr            string        `env:"COUNTERS_ADDR" envDefault:":8080"`
-	MySQLDSN        string        `env:"COUNTERS_MYSQL_DSN" envDefault:"counters:counters@tcp(127.0.0.1:33306)/counters"`
-	MySQLMaxConns   int           `env:"COUNTERS_MYSQL_MAX_CONNS" envDefault:"32"`
-	MySQLTimeout    time.Duration `env:"COUNTERS_MYSQL_TIMEOUT" envDefault:"3s"`
-	MySQLWaitAtBoot time.Duration `env:"COUNTERS_MYSQL_WAIT" envDefault:"30s"`
-	Coalesce        bool          `env:"COUNTERS_COALESCE" envDefault:"true"`
-	CoalesceRound   int           `env:"COUNTERS_COALESCE_MAX_ROUND" envDefault:"1024"`
-	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT" envDefault:"4"`
-	History         bool          `env:"COUNTERS_HISTORY" envDefault:"true"`
+	Addr            string        `env:"COUNTERS_ADDR"`
+	MySQLDSN        string        `env:"COUNTERS_MYSQL_DSN"`
+	MySQLMaxConns   int           `env:"COUNTERS_MYSQL_MAX_CONNS"`
+	MySQLTimeout    time.Duration `env:"COUNTERS_MYSQL_TIMEOUT"`
+	MySQLWaitAtBoot time.Duration `env:"COUNTERS_MYSQL_WAIT"`
+	Coalesce        bool          `env:"COUNTERS_COALESCE"`
+	CoalesceRound   int           `env:"COUNTERS_COALESCE_MAX_ROUND"`
+	CoalesceFlight  int           `env:"COUNTERS_COALESCE_MAX_INFLIGHT"`
+	History         bool          `env:"COUNTERS_HISTORY"`
 	RedisURL        string        `env:"COUNTERS_REDIS_URL"`
-	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT" envDefault:"100ms"`
-	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE" envDefault:"1s"`
-	CacheClockSkew  time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW" envDefault:"50ms"`
-	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL" envDefault:"1s"`
+	RedisTimeout    time.Duration `env:"COUNTERS_REDIS_TIMEOUT"`
+	CacheLease      time.Duration `env:"COUNTERS_CACHE_LEASE"`
+	CacheClockSkew  time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW"`
+	ListTTL         time.Duration `env:"COUNTERS_LIST_TTL"`
 	APIToken        string        `env:"COUNTERS_API_TOKEN"`
-	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT" envDefault:"65536"`
-	ReadTimeout     time.Duration `env:"COUNTERS_READ_TIMEOUT" envDefault:"10s"`
-	WriteTimeout    time.Duration `env:"COUNTERS_WRITE_TIMEOUT" envDefault:"10s"`
-	IdleTimeout     time.Duration `env:"COUNTERS_IDLE_TIMEOUT" envDefault:"60s"`
-	ShutdownDrain   time.Duration `env:"COUNTERS_SHUTDOWN_DRAIN" envDefault:"5s"`
-	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT" envDefault:"10s"`
+	BodyLimit       int           `env:"COUNTERS_BODY_LIMIT"`
+	ReadTimeout     time.Duration `env:"COUNTERS_READ_TIMEOUT"`
+	WriteTimeout    time.Duration `env:"COUNTERS_WRITE_TIMEOUT"`
+	IdleTimeout     time.Duration `env:"COUNTERS_IDLE_TIMEOUT"`
+	ShutdownDrain   time.Duration `env:"COUNTERS_SHUTDOWN_DRAIN"`
+	ShutdownTimeout time.Duration `env:"COUNTERS_SHUTDOWN_TIMEOUT"`
 	DebugAddr       string        `env:"COUNTERS_DEBUG_ADDR"` // net/http/pprof; empty: off
-	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
-	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
+	LogLevel        string        `env:"COUNTERS_LOG_LEVEL"`
+	LogFormat       string        `env:"COUNTERS_LOG_FORMAT"`
 
 	// Page hits (hits.go).
-	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envDefault:"hits/" envSeparator:","`
+	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envSeparator:","`
 	TrustedProxies  []string      `env:"COUNTERS_TRUSTED_PROXIES" envSeparator:","`
-	HitsRateLimit   int           `env:"COUNTERS_HITS_RATE_LIMIT" envDefault:"60"`
-	HitsRateWindow  time.Duration `env:"COUNTERS_HITS_RATE_WINDOW" envDefault:"1m"`
-	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW" envDefault:"30s"`
-	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envDefault:"github-camo" envSeparator:","`
-	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT" envDefault:"600"`
+	HitsRateLimit   int           `env:"COUNTERS_HITS_RATE_LIMIT"`
+	HitsRateWindow  time.Duration `env:"COUNTERS_HITS_RATE_WINDOW"`
+	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW"`
+	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envSeparator:","`
+	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT"`
 }
 
 // Load reads the environment and validates the result. The error is one line
 // that names the variable at fault.
 func Load() (Config, error) {
-	var c Config
+	c := Defaults()
 	for old, name := range renamed {
 		if _, set := os.LookupEnv(old); set {
 			return c, fmt.Errorf("%s: renamed %s; set that instead", old, name)
