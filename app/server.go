@@ -124,7 +124,7 @@ func New(o Options) *fiber.App {
 	routeDashboard(app)
 
 	budget := dbBudget{o.DBTimeout}
-	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies), budget)
+	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies))
 	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	routePublic(v1, o)
