@@ -30,10 +30,10 @@ type Options struct {
 	// (COUNTERS_MYSQL_TIMEOUT); default deadline.Default. Only that wait
 	// gets a deadline of its own: most requests find their key believed,
 	// or bring none, and pay for no timer.
-	LookupTimeout     time.Duration
-	Registerer        prometheus.Registerer
-	Log               *slog.Logger
-	Now               func() time.Time // injectable clock of expiries; default time.Now
+	LookupTimeout time.Duration
+	Registerer    prometheus.Registerer
+	Log           *slog.Logger
+	Now           func() time.Time // injectable clock of expiries; default time.Now
 }
 
 // Service authenticates requests and manages the keys.
