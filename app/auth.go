@@ -14,12 +14,14 @@ import (
 // the principal it answers into the request's context. What the principal
 // may do is decided by keys alone (its guards of the counters and tickets,
 // and of the keys themselves), never by a handler.
-func authenticate(k *keys.Service, proxies trustedProxies, budget dbBudget) fiber.Handler {
+//
+// The request's context goes to keys as it is: keys bounds its own lookups
+// (keys.Options.LookupTimeout), which most requests never make, so that
+// they pay for no deadline timer of their own here.
+func authenticate(k *keys.Service, proxies trustedProxies) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ctx, cancel := budget.dbContext(c)
 		token, other := bearer(c)
-		p, err := k.Authenticate(ctx, keys.Credentials{Bearer: token, OtherScheme: other, Local: proxies.local(c)})
-		cancel()
+		p, err := k.Authenticate(c.UserContext(), keys.Credentials{Bearer: token, OtherScheme: other, Local: proxies.local(c)})
 		if err != nil {
 			if counters.ErrorCode(err) == counters.EUNAUTHENTICATED {
 				c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="counters"`)

@@ -133,7 +133,7 @@ func New(o Options) *fiber.App {
 	routeDashboard(app)
 
 	budget := dbBudget{o.DBTimeout}
-	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies), budget)
+	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies))
 	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}

@@ -92,7 +92,7 @@ type Store struct {
 
 	tokens  *tokens
 	flights singleflight.Group
-	reads   pipeline      // of entry reads
+	reads   *pipeline     // of entry reads
 	seq     atomic.Uint64 // orders MySQL reads against request arrivals (see getFresh)
 	// unconfirmed counts invalidations Redis did not confirm; a write that
 	// sees it move waits out the lease (Backend, in lease.go).
@@ -117,7 +117,7 @@ func New(next counters.Backend, rdb redis.UniversalClient, o Options) *Store {
 	s := &Store{next: next, o: o, tokens: newTokens()}
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
-	s.reads.calls, s.reads.op = s.redisCalls, "read"
+	s.reads = newPipeline(pipeline{calls: s.redisCalls, op: "read"})
 	return s
 }
 

@@ -33,18 +33,18 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	}
 	l := &hitLimits{calls: c.redisCalls, keys: newClientKeys(c.redisCalls)}
 	_, cluster := c.rdb.(*redis.ClusterClient)
-	limits := func(rate int, window time.Duration) pipeline {
+	limits := func(rate int, window time.Duration) *pipeline {
 		var period int64
 		if rate <= 0 {
 			rate = 0
 		} else {
 			period = o.RateWindow.Microseconds()
 		}
-		return pipeline{
+		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
 			script: admitScript, width: 2, merge: !cluster,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
-		}
+		})
 	}
 	l.admits = limits(o.Rate, o.DedupWindow)
 	l.proxyAdmits = limits(o.ProxyRate, 0)
@@ -57,8 +57,8 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 type hitLimits struct {
 	calls       *redisCalls
 	keys        *clientKeys
-	admits      pipeline // of admitScript
-	proxyAdmits pipeline // the same for image proxies' hits: their own budget, no repeats
+	admits      *pipeline // of admitScript
+	proxyAdmits *pipeline // the same for image proxies' hits: their own budget, no repeats
 }
 
 // admitScript applies the limits to hits, each named by two keys: the
@@ -121,9 +121,9 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	if err != nil {
 		return 0, hits.None, err
 	}
-	admits := &l.admits
+	admits := l.admits
 	if h.Proxy {
-		admits = &l.proxyAdmits
+		admits = l.proxyAdmits
 	}
 	res, err := admits.callScript(ctx, since, rateKey, seenKey)
 	switch {

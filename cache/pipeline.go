@@ -2,10 +2,12 @@ package cache
 
 import (
 	"context"
-	"sync"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"countersvc/internal/batch"
 )
 
 // Pipeline bounds. One pipeline in flight at a time: commands that arrive
@@ -23,8 +25,8 @@ const (
 // most of what a cached read or a page hit's limits cost. It never waits for
 // company: a pipeline leaves as soon as a sender is free, so a lone request
 // pays one round trip and requests that arrive while a pipeline is in flight
-// form the next. The entry reads (HMGET) and the page-hit limits each have
-// one.
+// form the next (internal/batch's queue). The entry reads (HMGET) and the
+// page-hit limits each have one.
 //
 // A request is a command (call), or a call of the pipeline's script on the
 // request's keys (callScript). With merge set, the script calls of a
@@ -50,21 +52,22 @@ type pipeline struct {
 	width  int           // keys of each script call, and answers to it
 	merge  bool          // one script call for a whole pipeline
 
-	mu      sync.Mutex
-	queue   []*queued
-	senders int
+	q *batch.Queue[*queued, struct{}]
 }
 
 type queued struct {
-	ctx      context.Context
 	deadline time.Time
 	add      func(context.Context, redis.Pipeliner) redis.Cmder // a command
 	keys     []string                                           // or a script call
 
-	cmd  redis.Cmder
-	at   int // where the answers of a script call start in cmd's reply
-	err  error
-	done chan struct{}
+	cmd redis.Cmder
+	at  int // where the answers of a script call start in cmd's reply
+}
+
+// newPipeline readies p's queue.
+func newPipeline(p pipeline) *pipeline {
+	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Choose: chooser})
+	return &p
 }
 
 // call queues the command that add puts into a pipeline and waits for its
@@ -72,17 +75,20 @@ type queued struct {
 // is for a command that was not answered (Redis failed, or the circuit is
 // open).
 func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
-	q := p.wait(&queued{ctx: ctx, add: add, deadline: time.Now().Add(p.calls.timeout)})
-	return q.cmd, q.err
+	q := &queued{add: add, deadline: time.Now().Add(p.calls.timeout)}
+	if err := p.wait(ctx, q); err != nil {
+		return nil, err
+	}
+	return q.cmd, nil
 }
 
 // callScript runs the pipeline's script on keys (p.width of them) and
 // returns its p.width answers. It gives up one timeout after since, when
 // the request began its work with Redis.
 func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...string) ([]int64, error) {
-	q := p.wait(&queued{ctx: ctx, keys: keys, deadline: since.Add(p.calls.timeout)})
-	if q.err != nil {
-		return nil, q.err
+	q := &queued{keys: keys, deadline: since.Add(p.calls.timeout)}
+	if err := p.wait(ctx, q); err != nil {
+		return nil, err
 	}
 	all, err := q.cmd.(*redis.Cmd).Int64Slice()
 	if err != nil {
@@ -94,88 +100,60 @@ func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...stri
 	return all[q.at : q.at+p.width], nil
 }
 
-// wait queues q and waits until it is answered or its context ends.
-func (p *pipeline) wait(q *queued) *queued {
-	q.done = make(chan struct{})
-	p.mu.Lock()
-	p.queue = append(p.queue, q)
-	start := p.senders < maxSenders
-	if start {
-		p.senders++
+// wait queues q and waits until it is answered or its context ends (that
+// context's error: Redis work is only ever a shortcut, so a caller does not
+// wait to learn whether its command ran).
+func (p *pipeline) wait(ctx context.Context, q *queued) error {
+	_, err := p.q.Do(ctx, q)
+	var u *batch.Unanswered
+	if errors.As(err, &u) {
+		return u.Err
 	}
-	p.mu.Unlock()
-	if start {
-		go p.send()
-	}
-	select {
-	case <-q.done:
-		return q
-	case <-q.ctx.Done():
-		return &queued{err: q.ctx.Err()}
+	return err
+}
+
+// chooser takes up to maxPipeline requests, leaving out those that have
+// run out of time: Redis is slow, but a call that cannot succeed would not
+// tell the breaker anything new.
+func chooser() func(*queued) batch.Verdict {
+	now, n := time.Now(), 0
+	return func(q *queued) batch.Verdict {
+		switch {
+		case n == maxPipeline:
+			return batch.Stop
+		case !now.Before(q.deadline):
+			return batch.Expire
+		}
+		n++
+		return batch.Take
 	}
 }
 
-// send sends pipelines until the queue is empty. A pipeline serves many
-// requests, so it runs under its own deadline rather than under the
+// send sends one pipeline. It serves many requests, so it runs under its
+// own deadline, that of its earliest request, rather than under the
 // context of one of them.
-func (p *pipeline) send() {
-	for {
-		batch, deadline := p.next()
-		if batch == nil {
-			return
-		}
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
-			return p.exec(ctx, batch)
-		})
-		cancel()
-		for _, q := range batch {
-			if q.cmd == nil { // not sent: the circuit is open
-				q.err = err
-				if q.err == nil {
-					q.err = errUnexpected
-				}
-			}
-			close(q.done)
+func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
+	reqs := make([]*queued, len(calls))
+	deadline := calls[0].Req.deadline
+	for i, c := range calls {
+		reqs[i] = c.Req
+		if c.Req.deadline.Before(deadline) {
+			deadline = c.Req.deadline
 		}
 	}
-}
-
-// next takes the next pipeline's worth from the queue, leaving out the
-// requests that have stopped waiting or run out of time, and says by when it
-// must be answered;
-// or it returns nil and retires the sender when there is nothing to send.
-func (p *pipeline) next() ([]*queued, time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for {
-		n := min(len(p.queue), maxPipeline)
-		if n == 0 {
-			p.senders--
-			return nil, time.Time{}
-		}
-		batch := make([]*queued, 0, n)
-		var deadline time.Time
-		now := time.Now()
-		for _, q := range p.queue[:n] {
-			switch {
-			case q.ctx.Err() != nil: // gone
-			case !now.Before(q.deadline):
-				// Out of time before it could be sent: Redis is slow, but
-				// a call that cannot succeed would not tell the breaker
-				// anything new.
-				q.err = context.DeadlineExceeded
-				close(q.done)
-			default:
-				batch = append(batch, q)
-				if deadline.IsZero() || q.deadline.Before(deadline) {
-					deadline = q.deadline
-				}
-			}
-		}
-		p.queue = append(p.queue[:0], p.queue[n:]...)
-		if len(batch) > 0 {
-			return batch, deadline
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
+		return p.exec(ctx, reqs)
+	})
+	cancel()
+	if err == nil {
+		err = errUnexpected
+	}
+	for _, c := range calls {
+		if c.Req.cmd == nil { // not sent: the circuit is open
+			c.Answer(struct{}{}, err)
+		} else {
+			c.Answer(struct{}{}, nil)
 		}
 	}
 }

@@ -7,13 +7,13 @@ package coalesce
 
 import (
 	"context"
-	"slices"
-	"sync"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/internal/batch"
 	"countersvc/internal/deadline"
 )
 
@@ -67,34 +67,30 @@ func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, er
 // counters). Each waiter gets the value its own increment produced, as if
 // the increments had run one after another. There is no timer: a lone
 // request goes straight through, so idle latency does not grow, and rounds
-// grow only as load does.
+// grow only as load does. The queue is internal/batch's; the coalescer
+// decides what a round may carry and how it runs.
 type coalescer struct {
 	store   counters.Store
 	opts    Options
 	metrics *metrics
+	q       *batch.Queue[step, int64]
 
-	mu       sync.Mutex
-	pending  []*waiter
-	inFlight int
 	// busy counts the in-flight statements per counter, at most
 	// MaxPerCounter: more would only queue on the row lock, while their
-	// increments could have joined a later, larger round.
+	// increments could have joined a later, larger round. Guarded by the
+	// queue's lock (see batch.Options).
 	busy map[string]int
 }
 
-type waiter struct {
-	ctx   context.Context
-	name  string
-	by    int64
-	at    time.Time // when it queued: the time it counts at in history
-	taken bool      // removed from pending by a round; guarded by coalescer.mu
-	done  chan result
+// step is one queued increment.
+type step struct {
+	name string
+	by   int64
+	at   time.Time // when it queued: the time it counts at in history
 }
 
-type result struct {
-	value int64
-	err   error
-}
+// waiter is one increment in a round.
+type waiter = batch.Call[step, int64]
 
 func newCoalescer(store counters.Store, o Options) *coalescer {
 	if o.MaxRound <= 0 {
@@ -109,42 +105,30 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &coalescer{store: store, opts: o, busy: map[string]int{}, metrics: newMetrics(o.Registerer)}
+	c := &coalescer{store: store, opts: o, busy: map[string]int{}, metrics: newMetrics(o.Registerer)}
+	c.q = batch.New(c.run, batch.Options[step, int64]{
+		MaxInFlight: o.MaxInFlight,
+		GrowAt:      spawnAt,
+		// Idle: the statement runs at once, on the request's goroutine.
+		Inline: true,
+		Choose: c.chooser,
+		Taken:  func(round []*waiter) { c.hold(round, 1) },
+		Done:   func(round []*waiter) { c.hold(round, -1) },
+	})
+	return c
 }
 
 // Increment applies by to name through the queue.
 func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	c.mu.Lock()
-	if c.inFlight == 0 {
-		// Idle: run the statement now, on this goroutine.
-		c.inFlight++
-		c.busy[name]++
-		c.mu.Unlock()
-		c.observe("alone", 1)
-		v, err := c.store.Increment(ctx, name, by)
-		c.finish(name)
+	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now()})
+	var u *batch.Unanswered
+	if !errors.As(err, &u) {
 		return v, err
 	}
-	w := &waiter{ctx: ctx, name: name, by: by, at: c.opts.Now(), done: make(chan result, 1)}
-	c.pending = append(c.pending, w)
-	if c.inFlight < c.opts.MaxInFlight && len(c.pending) >= spawnAt*c.inFlight {
-		c.inFlight++
-		go c.drain()
+	if !u.Sent {
+		return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; nothing was changed.")
 	}
-	c.mu.Unlock()
-
-	select {
-	case r := <-w.done:
-		return r.value, r.err
-	case <-ctx.Done():
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !w.taken {
-		c.pending = slices.DeleteFunc(c.pending, func(p *waiter) bool { return p == w })
-		return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; nothing was changed.")
-	}
-	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", ctx.Err(), "The database did not answer in time; the change may or may not have been applied.")
+	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; the change may or may not have been applied.")
 }
 
 // spawnAt is how many increments must be queued per statement in flight
@@ -155,93 +139,53 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 // still grows a second statement when one stalls, say on a row lock.
 const spawnAt = 64
 
-// finish ends an inline statement: if increments queued meanwhile, this
-// slot keeps draining them on a new goroutine.
-func (c *coalescer) finish(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.release(name)
-	if len(c.pending) > 0 {
-		go c.drain()
-		return
-	}
-	c.inFlight--
-}
-
-// drain runs rounds until the queue is empty, then gives up its slot.
-func (c *coalescer) drain() {
-	for {
-		c.mu.Lock()
-		round := c.takeRound()
-		if len(round) == 0 {
-			c.inFlight--
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		c.run(round)
-		c.mu.Lock()
-		for _, g := range uniqueNames(round) {
-			c.release(g)
-		}
-		c.mu.Unlock()
-	}
-}
-
-// takeRound removes up to MaxRound waiters from the queue, in arrival order.
+// chooser picks the next round: up to MaxRound waiters, in arrival order.
 // Per counter it takes only a run of increments of one sign (zeros join
 // either): the partial sums of such a run lie between the counter's old and
 // new value, so if those two are in range every intermediate value was too,
 // and the round is equivalent to running its increments one by one. The
 // first increment of another sign waits, with all later ones of its counter,
-// for the next round. Caller holds mu.
-func (c *coalescer) takeRound() []*waiter {
-	var round []*waiter
+// for the next round.
+func (c *coalescer) chooser() func(step) batch.Verdict {
+	n := 0
 	sign := map[string]int{}
 	closed := map[string]bool{}
-	rest := c.pending[:0]
-	for _, w := range c.pending {
-		if w.ctx.Err() != nil && !w.taken {
-			// Its caller is leaving (or has left) without an answer; it
-			// removes itself, never count it.
-			rest = append(rest, w)
-			continue
+	return func(w step) batch.Verdict {
+		if n >= c.opts.MaxRound {
+			return batch.Stop
 		}
 		s := signOf(w.by)
-		if len(round) >= c.opts.MaxRound || closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter ||
-			(s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
+		if closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter || (s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
 			closed[w.name] = true
-			rest = append(rest, w)
-			continue
+			return batch.Later
 		}
 		if s != 0 {
 			sign[w.name] = s
 		}
-		w.taken = true
-		round = append(round, w)
+		n++
+		return batch.Take
 	}
-	for _, name := range uniqueNames(round) {
-		c.busy[name]++
-	}
-	clear(c.pending[len(rest):])
-	c.pending = rest
-	return round
 }
 
-// release ends one in-flight statement of name. Caller holds mu.
-func (c *coalescer) release(name string) {
-	if c.busy[name]--; c.busy[name] <= 0 {
-		delete(c.busy, name)
+// hold adds d to the in-flight statements of each counter of round.
+func (c *coalescer) hold(round []*waiter, d int) {
+	for _, name := range uniqueNames(round) {
+		if c.busy[name] += d; c.busy[name] <= 0 {
+			delete(c.busy, name)
+		}
 	}
 }
 
 func uniqueNames(round []*waiter) []string {
+	if len(round) == 1 {
+		return []string{round[0].Req.name}
+	}
 	var names []string
 	seen := map[string]bool{}
 	for _, w := range round {
-		if !seen[w.name] {
-			seen[w.name] = true
-			names = append(names, w.name)
+		if !seen[w.Req.name] {
+			seen[w.Req.name] = true
+			names = append(names, w.Req.name)
 		}
 	}
 	return names
@@ -273,23 +217,31 @@ func groupRound(round []*waiter) []*group {
 	byName := map[string]*group{}
 	var groups []*group
 	for _, w := range round {
-		g := byName[w.name]
+		g := byName[w.Req.name]
 		if g == nil {
-			g = &group{name: w.name, ok: true}
-			byName[w.name] = g
+			g = &group{name: w.Req.name, ok: true}
+			byName[w.Req.name] = g
 			groups = append(groups, g)
 		}
 		g.waiters = append(g.waiters, w)
 		if g.ok {
-			g.sum, g.ok = counters.Add(g.sum, w.by)
+			g.sum, g.ok = counters.Add(g.sum, w.Req.by)
 		}
 	}
 	return groups
 }
 
-// run applies one round and answers all its waiters.
-func (c *coalescer) run(round []*waiter) {
-	ctx, cancel := deadline.Latest(round, func(w *waiter) context.Context { return w.ctx })
+// run applies one round and answers all its waiters. A request that found
+// the coalescer idle runs alone, as if there were none, under its own
+// context.
+func (c *coalescer) run(round []*waiter, alone bool) {
+	if alone {
+		w := round[0]
+		c.observe("alone", 1)
+		w.Answer(c.store.Increment(w.Ctx, w.Req.name, w.Req.by))
+		return
+	}
+	ctx, cancel := deadline.Latest(round, func(w *waiter) context.Context { return w.Ctx })
 	defer cancel()
 	groups := groupRound(round)
 	now := c.opts.Now()
@@ -353,8 +305,7 @@ func (c *coalescer) runGroup(ctx context.Context, g *group, now time.Time) {
 	}
 	for _, w := range g.waiters {
 		c.observe("split", 1)
-		v, err := c.increment(ctx, g.name, w.by, partsOf([]*waiter{w}, now))
-		w.done <- result{value: v, err: err}
+		w.Answer(c.increment(ctx, g.name, w.Req.by, partsOf([]*waiter{w}, now)))
 	}
 }
 
@@ -381,12 +332,12 @@ func partsOf(waiters []*waiter, now time.Time) []counters.Part {
 	current := now.Truncate(counters.HistoryGrain)
 	var parts []counters.Part
 	for _, w := range waiters {
-		q := w.at.Truncate(counters.HistoryGrain)
+		q := w.Req.at.Truncate(counters.HistoryGrain)
 		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) {
-			parts[n-1].By += w.by
+			parts[n-1].By += w.Req.by
 			continue
 		}
-		parts = append(parts, counters.Part{At: q, By: w.by})
+		parts = append(parts, counters.Part{At: q, By: w.Req.by})
 	}
 	if len(parts) == 1 && parts[0].At.Equal(current) {
 		return nil
@@ -411,13 +362,13 @@ func countWaiters(groups []*group) int {
 func (g *group) answer(newValue int64) {
 	v := newValue - g.sum
 	for _, w := range g.waiters {
-		v += w.by
-		w.done <- result{value: v}
+		v += w.Req.by
+		w.Answer(v, nil)
 	}
 }
 
 func (g *group) fail(err error) {
 	for _, w := range g.waiters {
-		w.done <- result{err: err}
+		w.Answer(0, err)
 	}
 }

@@ -1,8 +1,4 @@
 package coalesce
 
 // Pending is how many increments wait in s's queue.
-func Pending(s *Store) int {
-	s.c.mu.Lock()
-	defer s.c.mu.Unlock()
-	return len(s.c.pending)
-}
+func Pending(s *Store) int { return s.c.q.Len() }

@@ -26,9 +26,14 @@ type Options struct {
 	// it bounds how long a revocation made by another process takes to be
 	// seen here; default 900ms (the contract allows 1s).
 	Recheck, MaxStale time.Duration
-	Registerer        prometheus.Registerer
-	Log               *slog.Logger
-	Now               func() time.Time // injectable clock of expiries; default time.Now
+	// LookupTimeout bounds a request's wait for MySQL to look its key up
+	// (COUNTERS_MYSQL_TIMEOUT); default deadline.Default. Only that wait
+	// gets a deadline of its own: most requests find their key believed,
+	// or bring none, and pay for no timer.
+	LookupTimeout time.Duration
+	Registerer    prometheus.Registerer
+	Log           *slog.Logger
+	Now           func() time.Time // injectable clock of expiries; default time.Now
 }
 
 // Service authenticates requests and manages the keys.
@@ -64,6 +69,9 @@ func New(store Store, o Options) *Service {
 	}
 	if o.MaxStale < o.Recheck {
 		o.MaxStale = max(900*time.Millisecond, o.Recheck)
+	}
+	if o.LookupTimeout <= 0 {
+		o.LookupTimeout = deadline.Default
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -161,6 +169,8 @@ func (s *Service) verify(ctx context.Context, hash [32]byte) (*verified, error) 
 			return v, nil
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.LookupTimeout)
+	defer cancel()
 	r, err, _ := s.flight.Do(string(hash[:]), func() (any, error) { return s.lookup(ctx, hash) })
 	if err != nil {
 		return nil, err

@@ -3,9 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"sync"
+	"errors"
 	"sync/atomic"
 
+	"countersvc/internal/batch"
 	"countersvc/internal/deadline"
 	"countersvc/tickets"
 )
@@ -17,121 +18,60 @@ const (
 	maxGroupBytes = 1 << 20
 )
 
-// ticketInserter is a group commit for ticket rows. Callers queue their row
-// and wait; one goroutine at a time writes what queued while the previous
-// statement was in flight as one group, one multi-row INSERT, so N
-// concurrent creations cost one commit instead of N. A lone row is written at once:
-// there is no timer. A caller is answered only after the statement holding
-// its row committed, or failed for certain.
+// ticketInserter is a group commit for ticket rows, on internal/batch's
+// queue. Callers queue their row and wait; one goroutine at a time writes
+// what queued while the previous statement was in flight as one group, one
+// multi-row INSERT, so N concurrent creations cost one commit instead of N.
+// A lone row is written at once: there is no timer. A caller is answered
+// only after the statement holding its row committed, or failed for
+// certain: a caller whose context ends once its row was taken waits for
+// the statement, whose own deadline is the latest of its callers', so that
+// the answer is never a guess; a row still queued is dropped ("nothing was
+// changed").
 type ticketInserter struct {
 	db        *sql.DB
 	maxRows   int
 	returning bool // INSERT ... RETURNING hands back rows (see supportsReturning)
 
-	mu      sync.Mutex
-	queue   []*queuedTicket
-	running bool // a goroutine is draining the queue
-
+	q            *batch.Queue[*tickets.Ticket, struct{}]
 	groups, rows atomic.Int64
 }
 
-// States of a queued ticket. The caller may abandon it only while it is
-// still queued; once taken, its answer is the statement's.
-const (
-	queued int32 = iota
-	taken
-	abandoned
-)
-
-type queuedTicket struct {
-	ctx   context.Context
-	t     *tickets.Ticket
-	state atomic.Int32
-	err   error
-	done  chan struct{}
-}
+type queuedTicket = batch.Call[*tickets.Ticket, struct{}]
 
 func newTicketInserter(db *sql.DB, maxRows int, returning bool) *ticketInserter {
-	return &ticketInserter{db: db, maxRows: maxRows, returning: returning}
+	g := &ticketInserter{db: db, maxRows: maxRows, returning: returning}
+	g.q = batch.New(func(group []*queuedTicket, _ bool) { g.flush(group) },
+		batch.Options[*tickets.Ticket, struct{}]{WaitSent: true, Choose: g.chooser})
+	return g
 }
 
-// insert writes t and sets t.ID. When ctx ends first, the row is dropped if
-// it was still queued ("nothing was changed"); if it was already being
-// written, insert waits for the statement, whose own deadline is the latest
-// of its callers', so that the answer is never a guess.
+// insert writes t and sets t.ID.
 func (g *ticketInserter) insert(ctx context.Context, t *tickets.Ticket) error {
-	q := &queuedTicket{ctx: ctx, t: t, done: make(chan struct{})}
-	g.mu.Lock()
-	g.queue = append(g.queue, q)
-	if !g.running {
-		g.running = true
-		go g.drain()
+	_, err := g.q.Do(ctx, t)
+	var u *batch.Unanswered
+	if errors.As(err, &u) {
+		return mapError("storage.CreateTicket", u.Err, false)
 	}
-	g.mu.Unlock()
-
-	select {
-	case <-q.done:
-	case <-ctx.Done():
-		if q.state.CompareAndSwap(queued, abandoned) {
-			return mapError("storage.CreateTicket", ctx.Err(), false)
-		}
-		<-q.done
-	}
-	return q.err
+	return err
 }
 
 func (g *ticketInserter) stats() InsertStats {
-	g.mu.Lock()
-	n := len(g.queue)
-	g.mu.Unlock()
-	return InsertStats{Groups: g.groups.Load(), Rows: g.rows.Load(), Queued: n}
+	return InsertStats{Groups: g.groups.Load(), Rows: g.rows.Load(), Queued: g.q.Len()}
 }
 
-// drain writes groups until the queue is empty, then ends: an idle
-// inserter has no goroutine and needs no Close.
-func (g *ticketInserter) drain() {
-	for {
-		group := g.take()
-		if group == nil {
-			return
+// chooser picks the next group: up to maxRows rows and maxGroupBytes of text.
+func (g *ticketInserter) chooser() func(*tickets.Ticket) batch.Verdict {
+	rows, size := 0, 0
+	return func(t *tickets.Ticket) batch.Verdict {
+		rowSize := len(t.Title) + len(t.Description) + 64
+		if rows == g.maxRows || rows > 0 && size+rowSize > maxGroupBytes {
+			return batch.Stop
 		}
-		g.flush(group)
-	}
-}
-
-// take removes the next group from the queue: up to maxRows rows and
-// maxGroupBytes of text, skipping rows whose callers gave up. It returns
-// nil, and marks the inserter idle, when nothing is left.
-func (g *ticketInserter) take() []*queuedTicket {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var group []*queuedTicket
-	size, i := 0, 0
-	for ; i < len(g.queue) && len(group) < g.maxRows; i++ {
-		q := g.queue[i]
-		rowSize := len(q.t.Title) + len(q.t.Description) + 64
-		if len(group) > 0 && size+rowSize > maxGroupBytes {
-			break
-		}
-		if !q.state.CompareAndSwap(queued, taken) {
-			continue // abandoned: its caller already answered
-		}
-		if err := q.ctx.Err(); err != nil {
-			q.err = mapError("storage.CreateTicket", err, false)
-			close(q.done)
-			continue
-		}
+		rows++
 		size += rowSize
-		group = append(group, q)
+		return batch.Take
 	}
-	n := copy(g.queue, g.queue[i:])
-	clear(g.queue[n:])
-	g.queue = g.queue[:n]
-	if len(group) == 0 && n == 0 {
-		g.running = false
-		return nil
-	}
-	return group
 }
 
 // flush writes one group and answers its callers. A group that collided
@@ -143,7 +83,7 @@ func (g *ticketInserter) take() []*queuedTicket {
 // row by row would only wait on a dead server: every caller gets 503, saying
 // whether the rows may have been committed.
 func (g *ticketInserter) flush(group []*queuedTicket) {
-	ctx, cancel := deadline.Latest(group, func(q *queuedTicket) context.Context { return q.ctx })
+	ctx, cancel := deadline.Latest(group, func(q *queuedTicket) context.Context { return q.Ctx })
 	defer cancel()
 	g.groups.Add(1)
 	g.rows.Add(int64(len(group)))
@@ -151,7 +91,7 @@ func (g *ticketInserter) flush(group []*queuedTicket) {
 	var err error
 	ambiguous := false
 	if len(group) == 1 {
-		err = g.insertOne(ctx, group[0].t)
+		err = g.insertOne(ctx, group[0].Req)
 	} else {
 		write := g.insertThenRead
 		if g.returning {
@@ -168,12 +108,11 @@ func (g *ticketInserter) flush(group []*queuedTicket) {
 	for _, q := range group {
 		switch {
 		case err == nil || len(group) == 1:
-			q.err = err
+			q.Answer(struct{}{}, err)
 		case refused:
-			q.err = g.insertOne(ctx, q.t)
+			q.Answer(struct{}{}, g.insertOne(ctx, q.Req))
 		default:
-			q.err = mapError("storage.CreateTicket", err, ambiguous)
+			q.Answer(struct{}{}, mapError("storage.CreateTicket", err, ambiguous))
 		}
-		close(q.done)
 	}
 }

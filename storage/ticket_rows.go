@@ -86,7 +86,7 @@ func (g *ticketInserter) insertThenRead(ctx context.Context, group []*queuedTick
 func multiRowInsert(group []*queuedTicket) (string, []any) {
 	args := make([]any, 0, 5*len(group))
 	for _, q := range group {
-		args = append(args, q.t.BoardID, q.t.LocalID, q.t.Title, q.t.Description, q.t.CreatedAt)
+		args = append(args, q.Req.BoardID, q.Req.LocalID, q.Req.Title, q.Req.Description, q.Req.CreatedAt)
 	}
 	return insertTicketSQL + placeholders(ticketRow, ", ", len(group)), args
 }
@@ -97,10 +97,10 @@ func selectTicketIDs(group []*queuedTicket) (string, []any) {
 	byBoard := map[int64][]int64{}
 	var boards []int64
 	for _, q := range group {
-		if _, ok := byBoard[q.t.BoardID]; !ok {
-			boards = append(boards, q.t.BoardID)
+		if _, ok := byBoard[q.Req.BoardID]; !ok {
+			boards = append(boards, q.Req.BoardID)
 		}
-		byBoard[q.t.BoardID] = append(byBoard[q.t.BoardID], q.t.LocalID)
+		byBoard[q.Req.BoardID] = append(byBoard[q.Req.BoardID], q.Req.LocalID)
 	}
 	var sb strings.Builder
 	sb.WriteString("SELECT board_id, local_id, id FROM ticket WHERE ")
@@ -144,7 +144,7 @@ func scanTicketIDs(rows *sql.Rows, want int) (map[ticketRef]int64, error) {
 
 func setTicketIDs(group []*queuedTicket, ids map[ticketRef]int64) {
 	for _, q := range group {
-		q.t.ID = ids[ticketRef{q.t.BoardID, q.t.LocalID}]
+		q.Req.ID = ids[ticketRef{q.Req.BoardID, q.Req.LocalID}]
 	}
 }
 

@@ -47,6 +47,7 @@ var scenarios = []scenario{
 	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
 	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
 	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
+	{"before", "increments, history on (hot, 1,000 counters), against the code before history (-before-commit, served as -url-before)", []string{"before"}, false, (*bench).before},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
@@ -64,6 +65,7 @@ var instances = []struct{ name, about string }{
 	{"lease250ms", "the same service with COUNTERS_CACHE_LEASE=250ms"},
 	{"lease1s", "the same service with COUNTERS_CACHE_LEASE=1s"},
 	{"lease5s", "the same service with COUNTERS_CACHE_LEASE=5s"},
+	{"before", "the code of -before-commit, built from a git worktree of it, on a database of its own"},
 	{"import", "a fresh instance of the same service, which only the import scenario uses (-pid-import: its process id)"},
 }
 
@@ -81,6 +83,7 @@ type config struct {
 	out                                      string
 	ticketBoards, ticketWorkers, ticketsEach int
 	adminToken                               string
+	beforeCommit                             string // what -url-before runs
 }
 
 func main() {
@@ -93,6 +96,9 @@ func main() {
 	}
 	if listInstances {
 		for _, name := range c.needs() {
+			if name == "before" {
+				name += " " + c.beforeCommit
+			}
 			fmt.Println(name)
 		}
 		return
@@ -110,7 +116,7 @@ func parseFlags(args []string) (config, bool, error) {
 	c := config{urls: map[string]*string{}}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	names := fs.String("scenario", "all", "comma-separated scenarios to run (listed above), or all")
-	listInstances := fs.Bool("instances", false, "print the instances besides -url that the chosen scenarios need, one a line, and exit")
+	listInstances := fs.Bool("instances", false, "print the instances besides -url that the chosen scenarios need, one a line (before followed by -before-commit), and exit")
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "the service under test, configured by default")
 	for _, in := range instances {
 		c.urls[in.name] = fs.String("url-"+in.name, "", in.about)
@@ -126,6 +132,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.IntVar(&c.ticketBoards, "ticket-boards", 2, "boards of the tickets scenario")
 	fs.IntVar(&c.ticketWorkers, "ticket-workers", 10, "concurrent workers per board")
 	fs.IntVar(&c.ticketsEach, "tickets", 1000, "tickets each worker creates")
+	fs.StringVar(&c.beforeCommit, "before-commit", "d8e5ecf", "the commit -url-before runs: the code before history, API keys and the cache lease (scripts/bench builds and serves it)")
 	fs.StringVar(&c.adminToken, "admin-token", "bench-admin-token", "COUNTERS_API_TOKEN of the token instance (scripts/bench sets it to the default)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench [flags]\n\nScenarios:\n")

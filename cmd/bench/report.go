@@ -56,6 +56,7 @@ type report struct {
 	keys    *keysResult
 	tickets *ticketsResult
 	history *historyResult
+	before  *beforeResult
 	imports *importResult
 	peakRSS int64
 }
@@ -80,6 +81,16 @@ func (r *report) write(dir string) error {
 		b.WriteString("| lease | GET/s | p50 | p99 | reads from the cache | all 2xx |\n|---|---:|---:|---:|---:|:---:|\n")
 		for _, l := range r.lease {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", l.lease, num(l.get.RPS), dur(l.get.P50), dur(l.get.P99), share(l.hits, l.hits+l.misses), allOK(l.get))
+		}
+		b.WriteString("\n")
+	}
+
+	if bf := r.before; bf != nil {
+		fmt.Fprintf(&b, "## Increments against the code before history (%s), history on\n\n", bf.commit)
+		fmt.Fprintf(&b, "| load | now/s | p50 | %[1]s/s | p50 | now / %[1]s | all 2xx |\n|---|---:|---:|---:|---:|---:|:---:|\n", bf.commit)
+		for _, row := range bf.rows() {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.name, num(row.now.RPS), dur(row.now.P50),
+				num(row.old.RPS), dur(row.old.P50), ratio(row.now.RPS, row.old.RPS), allOK(row.now, row.old))
 		}
 		b.WriteString("\n")
 	}
@@ -134,6 +145,12 @@ func (r *report) write(dir string) error {
 			num(float64(h.rows)), historyCounters, historyDays, historyQuarters),
 			fmt.Sprintf("%.0f MiB (%.0f B a row)", float64(h.dataBytes+h.indexBytes)/(1<<20), float64(h.dataBytes+h.indexBytes)/float64(max(h.rows, 1))),
 			"", true)
+	}
+	if bf := r.before; bf != nil {
+		for _, br := range bf.rows() {
+			row(fmt.Sprintf("%s: increments now %s/s over %s's %s/s", br.name, num(br.now.RPS), bf.commit, num(br.old.RPS)),
+				ratio(br.now.RPS, br.old.RPS), fmt.Sprintf(">= %.1fx", beforeTarget), br.now.RPS >= beforeTarget*br.old.RPS)
+		}
 	}
 	if k := r.keys; k != nil {
 		row(fmt.Sprintf("hot counter, %d conns: API key scoped to its prefix %s/s over the admin token %s/s", targetConns, num(k.scoped.RPS), num(k.admin.RPS)),
@@ -204,6 +221,11 @@ func (r *report) httpBad() int64 {
 	}
 	if k := r.keys; k != nil {
 		loads = append(loads, k.scoped, k.admin)
+	}
+	if bf := r.before; bf != nil {
+		for _, row := range bf.rows() {
+			loads = append(loads, row.now, row.old)
+		}
 	}
 	var bad int64
 	for _, l := range loads {

@@ -132,7 +132,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
 	// API keys: who may reach the private API, and what each key may touch.
-	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.APIToken, Registerer: s.Registry, Log: log})
+	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.APIToken, LookupTimeout: cfg.MySQLTimeout, Registerer: s.Registry, Log: log})
 	go s.Keys.TouchEvery(ctx, touchEvery)
 	if s.Keys.Protected() {
 		log.Warn("COUNTERS_API_TOKEN is unset: the private API answers only clients on this machine (loopback) and API keys; set it to reach the API from elsewhere")

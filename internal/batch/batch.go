@@ -1,0 +1,260 @@
+// Package batch runs the work of concurrent callers in batches: calls that
+// arrive while a batch is in flight wait, the next batch takes them together
+// as one unit of work (one statement, one pipeline), and each caller gets
+// its own answer. There is no timer: a call that finds the queue idle goes
+// at once, so a lone caller waits for nobody, and batches grow only as load
+// does. It is the one queue of the service (coalesced increments, ticket
+// group commits, Redis pipelines); what a batch does, and how many calls it
+// may carry, is its user's business, so it knows nothing of SQL or Redis.
+package batch
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// A Call is one caller's request, as the batch that takes it sees it.
+type Call[T, R any] struct {
+	Ctx context.Context
+	Req T
+
+	state atomic.Int32
+	res   R
+	err   error
+	done  chan struct{} // closed when answered; nil for a call run inline
+}
+
+// States of a call. Its caller may withdraw it only while it is queued;
+// once a batch has taken it, its answer is the batch's.
+const (
+	queued int32 = iota
+	taken
+	dropped // withdrawn by its caller, or left out by the queue: never sent
+)
+
+// Answer gives the call its result. The batch that took a call answers it
+// exactly once.
+func (c *Call[T, R]) Answer(res R, err error) {
+	c.res, c.err = res, err
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// Unanswered is the error of a call that got no answer: its context ended
+// first, or the queue's Choose found it out of time. Sent says whether a
+// batch had already taken it: then it may have had its effect, else it
+// certainly had none.
+type Unanswered struct {
+	Err  error
+	Sent bool
+}
+
+func (u *Unanswered) Error() string { return u.Err.Error() }
+func (u *Unanswered) Unwrap() error { return u.Err }
+
+// A Verdict is what Choose says of one waiting call.
+type Verdict int
+
+const (
+	// Take puts the call into the batch.
+	Take Verdict = iota
+	// Later leaves the call for a later batch, and looks at the next one.
+	Later
+	// Stop leaves the call, and all after it, for a later batch: this one
+	// is full.
+	Stop
+	// Expire answers the call at once, unsent, with an Unanswered of
+	// context.DeadlineExceeded: it ran out of a time of its own, not its
+	// context's (those the queue leaves out itself).
+	Expire
+)
+
+// Options shape a Queue. The zero value runs one batch at a time, of every
+// call that waits.
+type Options[T, R any] struct {
+	// MaxInFlight bounds the batches that run at once. Default 1.
+	MaxInFlight int
+	// GrowAt is how many calls must wait per batch in flight before
+	// another batch starts beside them; below it, waiting calls join the
+	// batch after the one in flight, which makes batches larger. Default 1.
+	GrowAt int
+	// Inline runs a call that finds the queue idle on its caller's
+	// goroutine, as a batch of one (run is told it is alone), and saves the
+	// hand-over to another goroutine and back.
+	Inline bool
+	// WaitSent makes a caller whose context ends after a batch took its
+	// call wait for the batch's answer, which is then never a guess;
+	// otherwise it leaves with an Unanswered that says it was sent.
+	WaitSent bool
+	// Choose, when set, returns the chooser of one batch, which is asked
+	// about each waiting call in arrival order (calls whose context has
+	// ended are left out before it). Default: take them all.
+	Choose func() func(req T) Verdict
+	// Taken and Done are told of each batch when it is taken and when it
+	// has run. They, the chooser, and Choose run under the queue's lock: the
+	// state they share (say, what is in flight) needs no lock of its own.
+	Taken, Done func(batch []*Call[T, R])
+}
+
+// A Queue batches calls for run, which must answer every call it is given.
+type Queue[T, R any] struct {
+	run func(batch []*Call[T, R], alone bool)
+	o   Options[T, R]
+
+	mu       sync.Mutex
+	pending  []*Call[T, R]
+	inFlight int
+}
+
+// New returns a queue whose batches run does; alone says that the batch is
+// one call run inline on its caller's goroutine (Options.Inline).
+func New[T, R any](run func(batch []*Call[T, R], alone bool), o Options[T, R]) *Queue[T, R] {
+	o.MaxInFlight = max(o.MaxInFlight, 1)
+	o.GrowAt = max(o.GrowAt, 1)
+	return &Queue[T, R]{run: run, o: o}
+}
+
+// Do queues req and waits for its answer, or until ctx ends (an
+// *Unanswered, unless Options.WaitSent).
+func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
+	c := &Call[T, R]{Ctx: ctx, Req: req}
+	q.mu.Lock()
+	if q.o.Inline && q.inFlight == 0 && q.chosen(c) {
+		q.inFlight++
+		batch := []*Call[T, R]{c}
+		q.took(batch)
+		q.mu.Unlock()
+		q.run(batch, true)
+		q.mu.Lock()
+		q.ran(batch)
+		// Calls that queued meanwhile keep this batch's place.
+		if len(q.pending) > 0 {
+			go q.drain()
+		} else {
+			q.inFlight--
+		}
+		q.mu.Unlock()
+		return c.res, c.err
+	}
+	c.done = make(chan struct{})
+	q.pending = append(q.pending, c)
+	if q.inFlight < q.o.MaxInFlight && len(q.pending) >= q.o.GrowAt*q.inFlight {
+		q.inFlight++
+		go q.drain()
+	}
+	q.mu.Unlock()
+
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+	}
+	var zero R
+	if c.state.CompareAndSwap(queued, dropped) || c.state.Load() == dropped {
+		return zero, &Unanswered{Err: ctx.Err()}
+	}
+	if q.o.WaitSent {
+		<-c.done
+		return c.res, c.err
+	}
+	return zero, &Unanswered{Err: ctx.Err(), Sent: true}
+}
+
+// chosen says whether the chooser takes c, alone, into a batch of its own,
+// and marks it taken. Caller holds mu.
+func (q *Queue[T, R]) chosen(c *Call[T, R]) bool {
+	if q.o.Choose != nil && q.o.Choose()(c.Req) != Take {
+		return false
+	}
+	c.state.Store(taken)
+	return true
+}
+
+func (q *Queue[T, R]) took(batch []*Call[T, R]) {
+	if q.o.Taken != nil {
+		q.o.Taken(batch)
+	}
+}
+
+func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
+	if q.o.Done != nil {
+		q.o.Done(batch)
+	}
+}
+
+// drain runs batches until none is left to take, then gives up its place.
+func (q *Queue[T, R]) drain() {
+	q.mu.Lock()
+	for {
+		batch := q.take()
+		if len(batch) == 0 {
+			q.inFlight--
+			q.mu.Unlock()
+			return
+		}
+		q.took(batch)
+		q.mu.Unlock()
+		q.run(batch, false)
+		q.mu.Lock()
+		q.ran(batch)
+	}
+}
+
+// take removes the next batch from the queue, in arrival order, leaving out
+// the calls whose callers have left or whose context has ended. Caller
+// holds mu.
+func (q *Queue[T, R]) take() []*Call[T, R] {
+	var choose func(T) Verdict
+	if q.o.Choose != nil {
+		choose = q.o.Choose()
+	}
+	var batch []*Call[T, R]
+	rest := q.pending[:0]
+	full := false
+	for _, c := range q.pending {
+		switch {
+		case full:
+			rest = append(rest, c)
+			continue
+		case c.state.Load() != queued:
+			continue // withdrawn by its caller
+		case c.Ctx.Err() != nil:
+			// Its caller is leaving: it finds the call dropped.
+			c.state.CompareAndSwap(queued, dropped)
+			continue
+		}
+		v := Take
+		if choose != nil {
+			v = choose(c.Req)
+		}
+		switch v {
+		case Take:
+			if c.state.CompareAndSwap(queued, taken) {
+				batch = append(batch, c)
+			}
+		case Later:
+			rest = append(rest, c)
+		case Stop:
+			full = true
+			rest = append(rest, c)
+		case Expire:
+			if c.state.CompareAndSwap(queued, dropped) {
+				var zero R
+				c.Answer(zero, &Unanswered{Err: context.DeadlineExceeded})
+			}
+		}
+	}
+	clear(q.pending[len(rest):])
+	q.pending = rest
+	return batch
+}
+
+// Len is how many calls wait to be taken (including any whose callers have
+// just left).
+func (q *Queue[T, R]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending)
+}
