@@ -56,7 +56,7 @@ type Options struct {
 	Keys       *visitors.Keys
 	Bots       *visitors.Bots        // known crawlers, not visitors; default visitors.NewBots()
 	Registerer prometheus.Registerer // nil: metrics are not registered
-	Log          *slog.Logger          // default: discard
+	Log        *slog.Logger          // default: discard
 }
 
 // Service counts page hits on the public counters.

@@ -62,6 +62,7 @@ type Store interface {
 
 // Options tune New.
 type Options struct {
+	Keys  *Keys            // default: keys under store's salts, on Now
 	Now   func() time.Time // the clock of days; default time.Now
 	Flush time.Duration    // how often Run writes the sketches; default DefaultFlush
 	Log   *slog.Logger     // default: discard
@@ -102,7 +103,10 @@ func New(store Store, o Options) *Counter {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Counter{Keys: NewKeys(store, o.Now), store: store, o: o, pending: map[dayName]*hyperloglog.Sketch{}}
+	if o.Keys == nil {
+		o.Keys = NewKeys(store, o.Now)
+	}
+	return &Counter{Keys: o.Keys, store: store, o: o, pending: map[dayName]*hyperloglog.Sketch{}}
 }
 
 // Mark counts the visitor id on the counter name today. name must be the

@@ -51,6 +51,8 @@ type Config struct {
 	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW" envDefault:"30s"`
 	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envDefault:"github-camo" envSeparator:","`
 	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT" envDefault:"600"`
+	Visitors        bool          `env:"COUNTERS_VISITORS" envDefault:"true"`
+	VisitorsFlush   time.Duration `env:"COUNTERS_VISITORS_FLUSH" envDefault:"5s"`
 }
 
 // Load reads the environment and validates the result. The error is one line
