@@ -43,10 +43,12 @@ func allow(l hits.Limits, client string) (time.Duration, error) {
 	return wait, err
 }
 
-// visit is a hit of visitor, "<address> <User-Agent>", on name.
+// visit is a hit of visitor, "<address> <User-Agent>", on name, named as
+// hits.Service names it to the limits: the visitor on the name. (It would
+// hash both; the limits take any string.)
 func visit(visitor, name string) hits.Hit {
 	client, _, _ := strings.Cut(visitor, " ")
-	return hits.Hit{Client: client, Visitor: visitor, Name: name}
+	return hits.Hit{Client: client, Visitor: visitor + " " + name, Name: name}
 }
 
 // first asks l whether visitor's hit on name is a first.
