@@ -135,8 +135,8 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	if v.Head {
 		return s.current(ctx, v.Name)
 	}
-	hit, visitor, known := s.identify(ctx, v)
-	earlier, marked, err := s.admit(ctx, hit, known)
+	hit, who := s.identify(ctx, v)
+	earlier, marked, err := s.admit(ctx, hit, who != nil)
 	if err != nil {
 		return 0, err
 	}
@@ -171,38 +171,42 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		s.created(ctx, hit)
 	}
 	s.m.counted.Inc()
-	if known && s.visitors != nil && !hit.Proxy && !s.bots.Is(v.UserAgent) {
-		s.visitors.Mark(v.Name, visitor)
+	if who != nil && s.visitors != nil && !hit.Proxy && !s.bots.Is(v.UserAgent) {
+		s.visitors.Mark(v.Name, who.day, who.id)
 	}
 	return value, nil
 }
 
 // identify names the visit's client in the units of the limits, and its
-// visitor, by their identifiers of the day. known is false when they could
-// not be told (the day's salt could not be read): the hit is then counted
-// without limits, and as no visitor.
-func (s *Service) identify(ctx context.Context, v Visit) (hit Hit, visitor visitors.ID, known bool) {
-	hit = Hit{Name: v.Name, Proxy: s.ImageProxy(v.UserAgent)}
+// visitor, by their identifiers of the day (visitor.Day says which). It
+// returns nil when they could not be told (the day's salt could not be
+// read): the hit is then counted without limits, and as no visitor.
+func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
+	hit := Hit{Name: v.Name, Proxy: s.ImageProxy(v.UserAgent)}
 	if s.limits == nil && s.visitors == nil {
-		return hit, visitor, false
+		return hit, nil
 	}
-	var err error
+	day, err := s.keys.Today(ctx)
+	if err != nil {
+		s.failOpen(ctx, callSalt, err)
+		return hit, nil
+	}
 	if hit.Proxy {
 		// The proxy fetches the image for every reader: each view counts,
 		// within the proxy's budget for this counter.
-		hit.Client, err = s.keys.Key(ctx, rateKey(v.Addr), v.Name)
-	} else if visitor, err = s.keys.ID(ctx, v.Addr.String(), v.UserAgent); err == nil {
-		var client visitors.ID
-		if client, err = s.keys.ID(ctx, rateKey(v.Addr)); err == nil {
-			hit.Client = client.String()
-			hit.Visitor, err = s.keys.Key(ctx, visitor.String(), v.Name)
-		}
+		hit.Client = day.ID(rateKey(v.Addr), v.Name).String()
+		return hit, &visitor{day: day.Day()}
 	}
-	if err != nil {
-		s.failOpen(ctx, callSalt, err)
-		return Hit{Name: v.Name, Proxy: hit.Proxy}, visitors.ID{}, false
-	}
-	return hit, visitor, true
+	id := day.ID(v.Addr.String(), v.UserAgent)
+	hit.Client = day.ID(rateKey(v.Addr)).String()
+	hit.Visitor = day.ID(string(id[:]), v.Name).String()
+	return hit, &visitor{day: day.Day(), id: id}
+}
+
+// visitor is who a visit is from, for the visitor count.
+type visitor struct {
+	day int64 // UTC days since 1970: the day of id's salt
+	id  visitors.ID
 }
 
 // ImageProxy reports whether userAgent is that of a known image proxy, such

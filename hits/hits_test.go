@@ -199,7 +199,7 @@ func TestLimitsSeeTheClientsTheyCountBy(t *testing.T) {
 		}
 		rate, _ := keys.Key(ctx, tc.rate)
 		visitor, _ := keys.ID(ctx, tc.addr, tc.agent)
-		seen, _ := keys.Key(ctx, visitor.String(), "hits/a")
+		seen, _ := keys.Key(ctx, string(visitor[:]), "hits/a")
 		if l.hit.Client != rate {
 			t.Errorf("%s: rate limited as %q, want the key of %q", tc.addr, l.hit.Client, tc.rate)
 		}

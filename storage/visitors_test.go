@@ -13,8 +13,12 @@ import (
 	"countersvc/visitors"
 )
 
-// visitorDay is the UTC day the visitor tests count on.
-var visitorDay = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+// visitorDay is the UTC day the visitor tests count on; markDay the same
+// as Mark takes it.
+var (
+	visitorDay = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	markDay    = visitorDay.Unix() / (24 * 60 * 60)
+)
 
 // visitorCounter is a visitor counter (a process's) on the store of db, at
 // noon of visitorDay.
@@ -49,7 +53,7 @@ func TestVisitorEstimatesAreWithinTheContract(t *testing.T) {
 		name := fmt.Sprintf("hits/n%d", n)
 		set(t, store, name, 0)
 		for _, id := range randomIDs(n) {
-			c.Mark(name, id)
+			c.Mark(name, markDay, id)
 		}
 		if err := c.Flush(context.Background()); err != nil {
 			t.Fatal(err)
@@ -74,7 +78,7 @@ func TestSketchesOfProcessesAreUnitedInMySQL(t *testing.T) {
 	procs := []*visitors.Counter{visitorCounter(db), visitorCounter(db)}
 	for i, own := range [][]visitors.ID{a, b} {
 		for _, id := range append(own, shared...) {
-			procs[i].Mark("hits/u", id)
+			procs[i].Mark("hits/u", markDay, id)
 		}
 	}
 	var wg sync.WaitGroup
@@ -100,14 +104,14 @@ func TestSketchesGoWithTheirCounter(t *testing.T) {
 	store, db := mustOpenStore(t)
 	c := visitorCounter(db)
 	set(t, store, "hits/gone", 0)
-	c.Mark("hits/gone", randomIDs(1)[0])
+	c.Mark("hits/gone", markDay, randomIDs(1)[0])
 	if err := c.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Delete(context.Background(), "hits/gone"); err != nil {
 		t.Fatal(err)
 	}
-	c.Mark("hits/gone", randomIDs(1)[0]) // seen before the delete, written after
+	c.Mark("hits/gone", markDay, randomIDs(1)[0]) // seen before the delete, written after
 	if err := c.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,7 @@ func TestAYearOfSketchesCostsWhatTheGuideSays(t *testing.T) {
 		day := visitorDay
 		c := visitors.New(vs, visitors.Options{Now: func() time.Time { return day }})
 		for _, id := range randomIDs(tc.perDay) {
-			c.Mark(name, id)
+			c.Mark(name, markDay, id)
 		}
 		if err := c.Flush(context.Background()); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -41,13 +42,12 @@ type Keys struct {
 	now   func() time.Time
 	fetch singleflight.Group // concurrent hits at the turn of a day fetch its salt once
 
-	mu  sync.Mutex
-	cur *salted // of the current UTC day
+	cur atomic.Pointer[DayKey] // of the current UTC day, read on every hit
 }
 
-// salted is one day's salt, with HMACs keyed by it for reuse: keying one
-// costs two SHA-256 blocks and a few allocations, on every page hit.
-type salted struct {
+// DayKey is one UTC day's salt, with HMACs keyed by it for reuse: keying
+// one costs two SHA-256 blocks and a few allocations, on every page hit.
+type DayKey struct {
 	day  int64 // UTC days since 1970
 	macs sync.Pool
 }
@@ -76,15 +76,23 @@ func (k *Keys) Key(ctx context.Context, parts ...string) (string, error) {
 	return id.String(), nil
 }
 
-// ID returns HMAC(salt of today, parts). Each part is length-prefixed so
-// that ("a\x00b", "c") and ("a", "b\x00c") differ.
+// ID returns today's identifier of parts (see DayKey.ID).
 func (k *Keys) ID(ctx context.Context, parts ...string) (ID, error) {
-	salt, err := k.todaysSalt(ctx)
+	d, err := k.Today(ctx)
 	if err != nil {
 		return ID{}, err
 	}
-	mac := salt.macs.Get().(hash.Hash)
-	defer salt.macs.Put(mac)
+	return d.ID(parts...), nil
+}
+
+// Day is the UTC day of d, as UTC days since 1970.
+func (d *DayKey) Day() int64 { return d.day }
+
+// ID returns HMAC(the day's salt, parts). Each part is length-prefixed so
+// that ("a\x00b", "c") and ("a", "b\x00c") differ.
+func (d *DayKey) ID(parts ...string) ID {
+	mac := d.macs.Get().(hash.Hash)
+	defer d.macs.Put(mac)
 	mac.Reset()
 	var buf [sha256.Size]byte
 	for _, p := range parts {
@@ -94,17 +102,15 @@ func (k *Keys) ID(ctx context.Context, parts ...string) (ID, error) {
 	}
 	var id ID
 	copy(id[:], mac.Sum(buf[:0]))
-	return id, nil
+	return id
 }
 
-// todaysSalt returns the shared salt of the current UTC day, fetched from
-// the store once a day per process.
-func (k *Keys) todaysSalt(ctx context.Context) (*salted, error) {
+// Today returns the key of the current UTC day, its salt fetched from the
+// store once a day per process. A page hit takes it once for all of its
+// identifiers, and counts its visitor on its day.
+func (k *Keys) Today(ctx context.Context) (*DayKey, error) {
 	day := k.now().Unix() / (24 * 60 * 60) // a UTC day, cheaper than its date on every hit
-	k.mu.Lock()
-	cur := k.cur
-	k.mu.Unlock()
-	if cur != nil && cur.day == day {
+	if cur := k.cur.Load(); cur != nil && cur.day == day {
 		return cur, nil
 	}
 	v, err, _ := k.fetch.Do(strconv.FormatInt(day, 10), func() (any, error) {
@@ -114,19 +120,17 @@ func (k *Keys) todaysSalt(ctx context.Context) (*salted, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &salted{day: day}
-		s.macs.New = func() any { return hmac.New(sha256.New, salt) }
-		k.mu.Lock()
-		if k.cur == nil || k.cur.day < day {
-			k.cur = s
+		d := &DayKey{day: day}
+		d.macs.New = func() any { return hmac.New(sha256.New, salt) }
+		if cur := k.cur.Load(); cur == nil || cur.day < day {
+			k.cur.CompareAndSwap(cur, d) // a lost race leaves another's, as new
 		}
-		k.mu.Unlock()
-		return s, nil
+		return d, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*salted), nil
+	return v.(*DayKey), nil
 }
 
 // LocalSalts are salts kept in this process alone, for a service of one

@@ -109,10 +109,11 @@ func New(store Store, o Options) *Counter {
 	return &Counter{Keys: o.Keys, store: store, o: o, pending: map[dayName]*hyperloglog.Sketch{}}
 }
 
-// Mark counts the visitor id on the counter name today. name must be the
-// caller's own memory (it is kept). It never waits for I/O.
-func (c *Counter) Mark(name string, id ID) {
-	k := dayName{day: c.o.Now().Unix() / (24 * 60 * 60), name: name}
+// Mark counts the visitor id, an identifier of the UTC day (see
+// DayKey.Day), on the counter name. name must be the caller's own memory
+// (it is kept). It never waits for I/O.
+func (c *Counter) Mark(name string, day int64, id ID) {
+	k := dayName{day: day, name: name}
 	x := binary.LittleEndian.Uint64(id[:8]) // an HMAC: uniform already
 	c.mu.Lock()
 	sk := c.pending[k]
