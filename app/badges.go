@@ -190,7 +190,8 @@ func (b badgeQuery) sendShields(c *fiber.Ctx, text string) error {
 	return c.JSON(shieldsJSON{SchemaVersion: 1, Label: b.opts.Label, Message: text, Color: strings.TrimPrefix(col, "#")})
 }
 
-// todayOf is the counter name's count since the start of today in a zone.
-func (h *historyHandlers) todayOf(ctx context.Context, name string) func(*time.Location) (history.Point, error) {
-	return func(zone *time.Location) (history.Point, error) { return h.svc.Today(ctx, name, zone) }
+// todayOf is the counter name's count since the start of today in a zone,
+// with the day's visitors when the badge shows them.
+func (h *historyHandlers) todayOf(ctx context.Context, name string, b badgeQuery) func(*time.Location) (history.Point, error) {
+	return func(zone *time.Location) (history.Point, error) { return h.svc.Today(ctx, name, zone, b.show == "visitors") }
 }

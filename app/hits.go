@@ -71,7 +71,7 @@ func (h *hitHandlers) badge(value func(*fiber.Ctx, string) (int64, error), send 
 		}
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
-		text, err := b.text(v, h.history.todayOf(ctx, name))
+		text, err := b.text(v, h.history.todayOf(ctx, name, b))
 		if err != nil {
 			return asBadgeError(c, b.opts.Label, err)
 		}

@@ -45,6 +45,9 @@ type Query struct {
 	Step     Step
 	Zone     *time.Location
 	From, To time.Time
+	// Visitors asks for each day's visitors too (day steps only); Parse
+	// sets it for every day step.
+	Visitors bool
 }
 
 // Point is one period and what increments added in it.
@@ -134,7 +137,7 @@ func (s *Service) Series(ctx context.Context, q Query) (*Series, error) {
 		return nil, err
 	}
 	series, err := sum(q, starts, days)
-	if err != nil || q.Step != Day || s.Visitors == nil {
+	if err != nil || q.Step != Day || !q.Visitors || s.Visitors == nil {
 		return series, err
 	}
 	return series, s.addVisitors(ctx, series)
@@ -162,12 +165,12 @@ func (s *Service) addVisitors(ctx context.Context, series *Series) error {
 }
 
 // Today is what increments added to the counter name since the start of
-// the current day in zone, and (when visitors are counted) the day's
-// visitors.
-func (s *Service) Today(ctx context.Context, name string, zone *time.Location) (Point, error) {
+// the current day in zone and, when visitors is set (and visitors are
+// counted), the day's visitors: a badge that shows none saves their read.
+func (s *Service) Today(ctx context.Context, name string, zone *time.Location, visitors bool) (Point, error) {
 	now := s.now()
 	from := floor(now, Day, zone)
-	series, err := s.Series(ctx, Query{Name: name, Step: Day, Zone: zone, From: from, To: next(from, Day, zone)})
+	series, err := s.Series(ctx, Query{Name: name, Step: Day, Zone: zone, From: from, To: next(from, Day, zone), Visitors: visitors})
 	if err != nil {
 		return Point{}, err
 	}

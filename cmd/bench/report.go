@@ -116,7 +116,7 @@ func (r *report) write(dir string) error {
 			ratio(rd.getNoCache.RPS, rd.noCacheHealthz.RPS), "", true)
 	}
 	if h := r.hits; h != nil {
-		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits %s/s over none %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
+		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits and visitors %s/s over neither %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
 		if h.unchecked > 0 {
 			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
 		}
