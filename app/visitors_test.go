@@ -292,3 +292,17 @@ func dumpRedis(t *testing.T, r *testenv.Redis) string {
 	}
 	return b.String()
 }
+
+// With Redis gone, page hits still count, and so do their visitors, which
+// never needed it; only the limits are off meanwhile.
+func TestVisitorsCountWhileRedisIsDown(t *testing.T) {
+	r := testenv.StartRedis(t)
+	env := visitorsEnv(t, r, "")
+	r.Kill()
+	visit(t, env, "hits/down", 0, 40)
+	visit(t, env, "hits/down", 0, 40) // repeats, counted as hits: no window without Redis
+	count, visitors := todaysVisitors(t, env, "/v1/hits/hits%2Fdown/history")
+	if count != 80 || math.Abs(float64(visitors)-40) > 3 {
+		t.Fatalf("count %d and visitors %d, want 80 hits and 40 visitors (within 3)", count, visitors)
+	}
+}
