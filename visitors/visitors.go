@@ -85,6 +85,8 @@ type Counter struct {
 
 	mu      sync.Mutex
 	pending map[dayName]*hyperloglog.Sketch // not yet in MySQL
+
+	purged time.Time // the last day whose earlier salts Run destroyed
 }
 
 type dayName struct {
@@ -126,7 +128,9 @@ func (c *Counter) Mark(name string, day int64, id ID) {
 }
 
 // Flush unites the visitors marked so far into MySQL. What could not be
-// written stays pending for the next flush.
+// written stays pending for the next flush, all of it: uniting a sketch
+// twice changes nothing, so a flush cut short may safely write again what
+// it had written.
 func (c *Counter) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	pending := c.pending
@@ -135,6 +139,21 @@ func (c *Counter) Flush(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
+	err := c.write(ctx, pending)
+	if err != nil {
+		c.mu.Lock()
+		for k, sk := range pending {
+			if later := c.pending[k]; later != nil {
+				sk.Merge(later) // same precision: cannot fail
+			}
+			c.pending[k] = sk
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *Counter) write(ctx context.Context, pending map[dayName]*hyperloglog.Sketch) error {
 	out := make([]Sketch, 0, len(pending))
 	for k, sk := range pending {
 		data, err := sk.MarshalBinary()
@@ -143,18 +162,7 @@ func (c *Counter) Flush(ctx context.Context) error {
 		}
 		out = append(out, Sketch{Name: k.name, Day: dayTime(k.day), Data: data})
 	}
-	err := c.store.MergeSketches(ctx, out, merge)
-	if err != nil {
-		c.mu.Lock()
-		for k, sk := range pending {
-			if now := c.pending[k]; now != nil {
-				sk.Merge(now)
-			}
-			c.pending[k] = sk
-		}
-		c.mu.Unlock()
-	}
-	return err
+	return c.store.MergeSketches(ctx, out, merge)
 }
 
 // merge unites two encoded sketches.
@@ -192,15 +200,27 @@ func (c *Counter) Run(ctx context.Context) {
 		if err := c.Flush(ctx); err != nil {
 			c.o.Log.Warn("writing visitor sketches", "error", err.Error())
 		}
-		if _, err := c.store.PurgeSalts(ctx, c.o.Now().Add(-saltGrace)); err != nil {
-			c.o.Log.Warn("destroying past salts", "error", err.Error())
-		}
+		c.purgeSalts(ctx)
 	})
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.Flush)
 	defer cancel()
 	if err := c.Flush(fctx); err != nil {
 		c.o.Log.Warn("writing visitor sketches at shutdown", "error", err.Error())
 	}
+}
+
+// purgeSalts destroys the salts of the days before the current one (an
+// hour late, see saltGrace), once a day per process.
+func (c *Counter) purgeSalts(ctx context.Context) {
+	day := c.o.Now().Add(-saltGrace).UTC().Truncate(24 * time.Hour)
+	if day.Equal(c.purged) {
+		return
+	}
+	if _, err := c.store.PurgeSalts(ctx, day); err != nil {
+		c.o.Log.Warn("destroying past salts", "error", err.Error())
+		return
+	}
+	c.purged = day
 }
 
 // Days returns the visitors of the counter name or, when name is empty,
