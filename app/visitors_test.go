@@ -26,7 +26,7 @@ func visitorsEnv(t *testing.T, r *testenv.Redis, dsn string) *apptest.Env {
 	opt := func(c *config.Config) {
 		c.RedisURL = r.URL()
 		c.TrustedProxies = []string{"127.0.0.1"}
-		c.LogLevel = "debug" // the most the log could ever say of a visitor
+		c.LogLevel = "debug"        // the most the log could ever say of a visitor
 		c.VisitorsFlush = time.Hour // the tests flush when they mean to
 	}
 	if dsn == "" {
