@@ -127,7 +127,9 @@ func (s *Service) Read(ctx context.Context, name string) (int64, error) {
 // a visit that does not count (a HEAD, a repeat) it returns the current
 // value, 0 for a counter that does not exist yet. Returns EPERMISSION for a
 // name outside the public prefixes, and a *RateLimitedError (ERATELIMITED)
-// when the client's budget is spent.
+// when the client's budget is spent. A hit that counts also counts its
+// visitor, unless it came through an image proxy or from a known crawler;
+// a repeat's visitor was counted by its first hit.
 func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	if err := s.Public(v.Name); err != nil {
 		return 0, err
@@ -178,7 +180,7 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 }
 
 // identify names the visit's client in the units of the limits, and its
-// visitor, by their identifiers of the day (visitor.Day says which). It
+// visitor, by their identifiers of the day (visitor.day says which). It
 // returns nil when they could not be told (the day's salt could not be
 // read): the hit is then counted without limits, and as no visitor.
 func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
