@@ -29,33 +29,20 @@ var reportedStatus = regexp.MustCompile(`HTTPSTATUS ([0-9]{3})`)
 // service with the Redis cache, as scripts/run serves them, answer what the
 // README says they answer.
 func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
-	runExamples(t, "README.md", 10)
-}
-
-// The guides' worked examples likewise, each guide on a service of its own.
-func TestGuideExamplesAnswerAsDocumented(t *testing.T) {
-	for _, guide := range []string{"docs/visitors.md"} {
-		t.Run(guide, func(t *testing.T) { runExamples(t, guide, 3) })
-	}
-}
-
-// runExamples runs the example blocks of the markdown file doc (from the
-// repository's root), which must hold at least least requests.
-func runExamples(t *testing.T, doc string, least int) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
 	}
-	text, err := os.ReadFile("../../" + doc)
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := readmetest.Parse(text)
+	examples, err := readmetest.Parse(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(examples) < least {
-		t.Fatalf("found %d example requests in %s; are the blocks still marked %s?", len(examples), doc, readmetest.Marker)
+	if len(examples) < 10 {
+		t.Fatalf("found %d example requests in README.md; are the blocks still marked %s?", len(examples), readmetest.Marker)
 	}
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for what the examples write, such as badge.svg
@@ -70,17 +57,17 @@ func runExamples(t *testing.T, doc string, least int) {
 		runErr := cmd.Run()
 		m := reportedStatus.FindSubmatch(stderr.Bytes())
 		if m == nil {
-			t.Errorf("%s:%d: %s\ncurl (%s) reported no status: %v\n%s", doc, ex.Line, ex.Command, curl, runErr, stderr.Bytes())
+			t.Errorf("README.md:%d: %s\ncurl (%s) reported no status: %v\n%s", ex.Line, ex.Command, curl, runErr, stderr.Bytes())
 			continue
 		}
 		status, _ := strconv.Atoi(string(m[1]))
-		answer, err := readmetest.ParseDocumented(ex.Answer)
+		doc, err := readmetest.ParseDocumented(ex.Answer)
 		if err != nil {
-			t.Errorf("%s:%d: %v", doc, ex.Line, err)
+			t.Errorf("README.md:%d: %v", ex.Line, err)
 			continue
 		}
-		if d := readmetest.Compare(answer, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("%s:%d: %s\n%s\nanswered: %s", doc, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
+			t.Errorf("README.md:%d: %s\n%s\nanswered: %s", ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
 		}
 	}
 }
