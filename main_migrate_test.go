@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,9 @@ func TestMigrateCommandReportsAndRepairsAFailedMigration(t *testing.T) {
 		})
 	}
 
-	// As a migration that failed part-way leaves it.
+	// As the last migration leaves it when it failed part-way.
+	last, lastFile := latestMigration(t)
+	before, now := strconv.Itoa(last-1), strconv.Itoa(last)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -77,21 +80,43 @@ func TestMigrateCommandReportsAndRepairsAFailedMigration(t *testing.T) {
 		if err == nil {
 			t.Fatalf("the service started on a dirty database: %s", out)
 		}
-		for _, want := range []string{"migration 6 (006_history.up.sql) failed part-way", "countersvc migrate force 5", "countersvc migrate force 6"} {
+		for _, want := range []string{"migration " + now + " (" + lastFile + ") failed part-way", "countersvc migrate force " + before, "countersvc migrate force " + now} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("the service's refusal %q does not say %q", out, want)
 			}
 		}
 	})
 	t.Run("status says dirty and how to repair it", func(t *testing.T) {
-		if code, out := migrate(t, bin, dsn, "status"); code != 1 || !strings.Contains(out, "DIRTY") || !strings.Contains(out, "countersvc migrate force 5") {
+		if code, out := migrate(t, bin, dsn, "status"); code != 1 || !strings.Contains(out, "DIRTY") || !strings.Contains(out, "countersvc migrate force "+before) {
 			t.Fatalf("status: exit %d, %q; want 1 saying DIRTY and the repair", code, out)
 		}
 	})
 	t.Run("after force the service starts", func(t *testing.T) {
-		if code, out := migrate(t, bin, dsn, "force", "6"); code != 0 || !strings.Contains(out, "up to date") {
-			t.Fatalf("force 6: exit %d, %q", code, out)
+		if code, out := migrate(t, bin, dsn, "force", now); code != 0 || !strings.Contains(out, "up to date") {
+			t.Fatalf("force %s: exit %d, %q", now, code, out)
 		}
 		startProcess(t, bin, dsn)
 	})
+}
+
+// latestMigration is the number and file of the binary's last migration,
+// so that a new one does not break the test of a failed one.
+func latestMigration(t *testing.T) (int, string) {
+	t.Helper()
+	entries, err := os.ReadDir("storage/migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int
+	var file string
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err == nil && n > last {
+			last, file = n, e.Name()
+		}
+	}
+	if last < 2 {
+		t.Fatalf("found no migrations after the first in storage/migrations")
+	}
+	return last, file
 }

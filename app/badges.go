@@ -22,7 +22,7 @@ const defaultBadgeLabel = "hits"
 type badgeQuery struct {
 	opts   badge.Options
 	format string
-	show   string         // total, today or today_total
+	show   string         // total, today, today_total or visitors
 	zone   *time.Location // where today starts
 	etag   bool           // answer with an ETag, and 304 to a request that has it
 }
@@ -61,9 +61,9 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 	switch b.show {
 	case "":
 		b.show = "total"
-	case "total", "today", "today_total":
+	case "total", "today", "today_total", "visitors":
 	default:
-		return b, counters.Errorf(counters.EINVALID, "show must be total, today or today_total.")
+		return b, counters.Errorf(counters.EINVALID, "show must be total, today, today_total or visitors.")
 	}
 	if args.Has("tz") {
 		zone, err := history.LoadZone(string(args.Peek("tz"))) // a copy: the zone keeps its name
@@ -76,21 +76,30 @@ func parseBadge(c *fiber.Ctx) (badgeQuery, error) {
 }
 
 // text is what the badge shows of a counter whose value is total: the
-// value, today's count, or "today / total" as page-hit counters write it.
-// today is asked only when shown.
-func (b badgeQuery) text(total int64, today func(*time.Location) (int64, error)) (string, error) {
+// value, today's count, "today / total" as page-hit counters write it, or
+// today's visitors. today is asked only when shown.
+func (b badgeQuery) text(total int64, today func(*time.Location) (history.Point, error)) (string, error) {
 	totalText, _ := badge.FormatValue(total, b.format) // validated in parseBadge
 	if b.show == "total" {
 		return totalText, nil
 	}
-	n, err := today(b.zone)
+	p, err := today(b.zone)
 	if err != nil {
 		return "", err
 	}
-	todayText, _ := badge.FormatValue(n, b.format)
-	if b.show == "today" {
-		return todayText, nil
+	switch b.show {
+	case "visitors":
+		var n int64
+		if p.Visitors != nil {
+			n = *p.Visitors
+		}
+		text, _ := badge.FormatValue(n, b.format)
+		return text, nil
+	case "today":
+		text, _ := badge.FormatValue(p.Count, b.format)
+		return text, nil
 	}
+	todayText, _ := badge.FormatValue(p.Count, b.format)
 	return todayText + " / " + totalText, nil
 }
 
@@ -181,7 +190,10 @@ func (b badgeQuery) sendShields(c *fiber.Ctx, text string) error {
 	return c.JSON(shieldsJSON{SchemaVersion: 1, Label: b.opts.Label, Message: text, Color: strings.TrimPrefix(col, "#")})
 }
 
-// todayOf is the counter name's count since the start of today in a zone.
-func (h *historyHandlers) todayOf(ctx context.Context, name string) func(*time.Location) (int64, error) {
-	return func(zone *time.Location) (int64, error) { return h.svc.Today(ctx, name, zone) }
+// todayOf is the counter name's count since the start of today in a zone,
+// with the day's visitors when the badge shows them.
+func (h *historyHandlers) todayOf(ctx context.Context, name string, b badgeQuery) func(*time.Location) (history.Point, error) {
+	return func(zone *time.Location) (history.Point, error) {
+		return h.svc.Today(ctx, name, zone, b.show == "visitors")
+	}
 }

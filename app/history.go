@@ -18,8 +18,9 @@ type historyHandlers struct {
 }
 
 type pointJSON struct {
-	Start time.Time `json:"start"`
-	Count int64     `json:"count"`
+	Start    time.Time `json:"start"`
+	Count    int64     `json:"count"`
+	Visitors *int64    `json:"visitors,omitempty"` // day steps, when visitors are counted
 }
 
 type seriesJSON struct {
@@ -71,7 +72,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
 		From: s.From.In(s.Zone), To: s.To.In(s.Zone), Points: make([]pointJSON, len(s.Points)), Total: s.Total}
 	for i, p := range s.Points {
-		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count}
+		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count, Visitors: p.Visitors}
 	}
 	return c.JSON(out)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/keys"
 )
@@ -111,9 +112,11 @@ func (h *hitHandlers) badge(named func(*fiber.Ctx) (string, error), value func(*
 		}
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
-		today := h.history.todayOf(ctx, name)
+		today := h.history.todayOf(ctx, name, b)
 		if privately(c) {
-			today = func(zone *time.Location) (int64, error) { return h.private.history.Today(ctx, name, zone) }
+			today = func(zone *time.Location) (history.Point, error) {
+				return h.private.history.Today(ctx, name, zone, b.show == "visitors")
+			}
 		}
 		text, err := b.text(v, today)
 		if err != nil {

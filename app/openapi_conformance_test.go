@@ -323,6 +323,10 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?color=blue", status: 200},
 		{method: "GET", path: "/v1/counters/a/shields.json", status: 200}, // private: read with the admin token
 		{method: "GET", path: "/v1/hits/hits%2Fpage/history?step=day", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/history?step=day&tz=Asia/Kolkata", status: 200},
+		{method: "GET", path: "/v1/history?prefix=hits%2F&step=day", status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?show=visitors", status: 200},
+		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?show=visitors&tz=America/New_York", status: 200},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "ROCK", "title": "Rock"}`, status: 201},
 		{method: "GET", path: b, status: 200},
 		{method: "POST", path: b + "/tickets", body: `{"title": "Stars", "description": "Missed."}`, status: 201},

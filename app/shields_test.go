@@ -28,7 +28,7 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 		{"shields", "/v1/counters/hits%2Fshop/shields.json?label=sales&color=blue&show=today_total&format=comma",
 			200, `{"schemaVersion":1,"label":"sales","message":"13 / 3,457","color":"007ec6"}`},
 		{"shields defaults", "/v1/counters/hits%2Fshop/shields.json", 200, `{"schemaVersion":1,"label":"hits","message":"3457","color":"44cc11"}`},
-		{"unknown show", "/v1/counters/hits%2Fshop/badge.svg?show=week", 400, "show must be total, today or today_total"},
+		{"unknown show", "/v1/counters/hits%2Fshop/badge.svg?show=week", 400, "show must be total, today, today_total or visitors"},
 		{"unknown zone", "/v1/counters/hits%2Fshop/shields.json?show=today&tz=Nowhere", 400, "tz must be an IANA time zone"},
 		{"private names are not public", "/v1/counters/shop/shields.json", 403, "permission_denied"},
 		{"missing counter", "/v1/counters/hits%2Fnone/shields.json", 404, "not_found"},

@@ -31,7 +31,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	if o.Rate <= 0 && o.DedupWindow <= 0 && o.ProxyRate <= 0 {
 		return nil
 	}
-	l := &hitLimits{calls: c.redisCalls, keys: newClientKeys(c.redisCalls)}
+	l := &hitLimits{calls: c.redisCalls}
 	_, cluster := c.rdb.(*redis.ClusterClient)
 	limits := func(rate int, window time.Duration) *pipeline {
 		var period int64
@@ -56,7 +56,6 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 // run of the script, shared with the concurrent hits of its pipeline.
 type hitLimits struct {
 	calls       *redisCalls
-	keys        *clientKeys
 	admits      *pipeline // of admitScript
 	proxyAdmits *pipeline // the same for image proxies' hits: their own budget, no repeats
 }
@@ -117,10 +116,7 @@ return out
 // also when it waits for a pipeline in flight before its own.
 func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
 	since := time.Now()
-	rateKey, seenKey, err := l.hitKeys(ctx, h)
-	if err != nil {
-		return 0, hits.None, err
-	}
+	rateKey, seenKey := l.hitKeys(h)
 	admits := l.admits
 	if h.Proxy {
 		admits = l.proxyAdmits
@@ -148,10 +144,7 @@ return 0
 
 // Created implements hits.Limits.
 func (l *hitLimits) Created(ctx context.Context, h hits.Hit) error {
-	_, seenKey, err := l.hitKeys(ctx, h)
-	if err != nil {
-		return err
-	}
+	_, seenKey := l.hitKeys(h)
 	return l.calls.do(ctx, "hit_created", func(ctx context.Context) error {
 		return createdScript.Run(ctx, l.calls.rdb, []string{seenKey}).Err()
 	})
@@ -159,25 +152,15 @@ func (l *hitLimits) Created(ctx context.Context, h hits.Hit) error {
 
 // Forget implements hits.Limits.
 func (l *hitLimits) Forget(ctx context.Context, h hits.Hit) error {
-	_, seenKey, err := l.hitKeys(ctx, h)
-	if err != nil {
-		return err
-	}
+	_, seenKey := l.hitKeys(h)
 	return l.calls.do(ctx, "hit_forget", func(ctx context.Context) error {
 		return l.calls.rdb.Del(ctx, seenKey).Err()
 	})
 }
 
-// hitKeys are the keys of h's client budget and of h's mark, salted hashes
-// (see clientKeys).
-func (l *hitLimits) hitKeys(ctx context.Context, h hits.Hit) (rateKey, seenKey string, err error) {
-	client, err := l.keys.key(ctx, h.Client)
-	if err != nil {
-		return "", "", err
-	}
-	seen, err := l.keys.key(ctx, h.Visitor, h.Name)
-	if err != nil {
-		return "", "", err
-	}
-	return l.calls.keys.hitRate(client), l.calls.keys.hitSeen(client, seen), nil
+// hitKeys are the keys of h's client budget and of h's mark. h names its
+// client and visitor by identifiers of the day (see hits.Hit), so the keys
+// hold no address.
+func (l *hitLimits) hitKeys(h hits.Hit) (rateKey, seenKey string) {
+	return l.calls.keys.hitRate(h.Client), l.calls.keys.hitSeen(h.Client, h.Visitor)
 }

@@ -17,7 +17,7 @@ import (
 const consecutiveFailures = 3
 
 // redisCalls is the one way this package calls Redis. The read cache, the
-// page-hit limits and their salt all go through do, so every call has the
+// page-hit limits all go through do, so every call has the
 // same short deadline, one circuit breaker tells all of them at once that
 // Redis is failing (and they skip it until the cooldown is over), and every
 // key lives under one prefix (keys), so that a Redis shared with other

@@ -93,7 +93,7 @@ func (k keyspace) list(f counters.ListFilter) string {
 }
 
 // hitRate is the rate-limit key of a client (a salted hash, see
-// clientKeys). The hash is a Redis Cluster hash tag, shared with the
+// visitors.Keys). The hash is a Redis Cluster hash tag, shared with the
 // client's marks (hitSeen), so that one script may touch both.
 func (k keyspace) hitRate(client string) string { return k.prefix + "hits:{" + client + "}:rate" }
 
@@ -102,9 +102,6 @@ func (k keyspace) hitRate(client string) string { return k.prefix + "hits:{" + c
 func (k keyspace) hitSeen(client, visitorName string) string {
 	return k.prefix + "hits:{" + client + "}:seen:" + visitorName
 }
-
-// hitSalt is the key of the salt of the UTC day (YYYY-MM-DD).
-func (k keyspace) hitSalt(day string) string { return k.prefix + "hits:salt:" + day }
 
 // globEscape quotes the characters that SCAN MATCH treats as wildcards.
 func globEscape(s string) string {

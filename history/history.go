@@ -45,12 +45,20 @@ type Query struct {
 	Step     Step
 	Zone     *time.Location
 	From, To time.Time
+	// Visitors asks for each day's visitors too (day steps only); Parse
+	// sets it for every day step.
+	Visitors bool
 }
 
 // Point is one period and what increments added in it.
 type Point struct {
 	Start time.Time // in the query's zone
 	Count int64
+	// Visitors are the distinct visitors of the day (of the union of the
+	// prefix's counters), on day steps when visitors are counted; nil
+	// otherwise. Visitors are kept per UTC day (their salt's): a day of
+	// another zone shows those of the UTC day that holds its noon.
+	Visitors *int64
 }
 
 // Series is the answer: every period of the range, zeros included, and
@@ -78,10 +86,22 @@ type Store interface {
 	HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]UTCDay, error)
 }
 
+// VisitorDays is what the history needs of the visitor count
+// (visitors.Counter).
+type VisitorDays interface {
+	// Days returns the distinct visitors of the counter name or, when name
+	// is empty, of the union of the counters under prefix, per UTC day in
+	// [from, to), keyed by the day's midnight; days without any are left
+	// out.
+	Days(ctx context.Context, name, prefix string, from, to time.Time) (map[time.Time]int64, error)
+}
+
 // Service answers history queries from a Store.
 type Service struct {
 	store Store
 	now   func() time.Time
+	// Visitors, when set, gives day steps their visitors.
+	Visitors VisitorDays
 }
 
 // NewService returns the history service over store; now is the clock that
@@ -116,19 +136,45 @@ func (s *Service) Series(ctx context.Context, q Query) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sum(q, starts, days)
+	series, err := sum(q, starts, days)
+	if err != nil || q.Step != Day || !q.Visitors || s.Visitors == nil {
+		return series, err
+	}
+	return series, s.addVisitors(ctx, series)
+}
+
+// addVisitors gives each day of series its visitors: those of the UTC day
+// that holds the day's noon, which for UTC is the day itself.
+func (s *Service) addVisitors(ctx context.Context, series *Series) error {
+	utcDays := make([]time.Time, len(series.Points))
+	for i, p := range series.Points {
+		utcDays[i], _ = QuarterOf(p.Start.Add(12 * time.Hour))
+	}
+	if len(utcDays) == 0 {
+		return nil
+	}
+	seen, err := s.Visitors.Days(ctx, series.Name, series.Prefix, utcDays[0], utcDays[len(utcDays)-1].AddDate(0, 0, 1))
+	if err != nil {
+		return err
+	}
+	for i := range series.Points {
+		n := seen[utcDays[i]]
+		series.Points[i].Visitors = &n
+	}
+	return nil
 }
 
 // Today is what increments added to the counter name since the start of
-// the current day in zone.
-func (s *Service) Today(ctx context.Context, name string, zone *time.Location) (int64, error) {
+// the current day in zone and, when visitors is set (and visitors are
+// counted), the day's visitors: a badge that shows none saves their read.
+func (s *Service) Today(ctx context.Context, name string, zone *time.Location, visitors bool) (Point, error) {
 	now := s.now()
 	from := floor(now, Day, zone)
-	series, err := s.Series(ctx, Query{Name: name, Step: Day, Zone: zone, From: from, To: next(from, Day, zone)})
+	series, err := s.Series(ctx, Query{Name: name, Step: Day, Zone: zone, From: from, To: next(from, Day, zone), Visitors: visitors})
 	if err != nil {
-		return 0, err
+		return Point{}, err
 	}
-	return series.Total, nil
+	return series.Points[0], nil
 }
 
 // sum adds the quarter hours of days into the periods that start at starts.

@@ -26,7 +26,10 @@ func parse(r Request, now time.Time) (Query, error) {
 	switch q.Step {
 	case "":
 		q.Step = Day
-	case Hour, Day, Month:
+		q.Visitors = true
+	case Day:
+		q.Visitors = true
+	case Hour, Month:
 	default:
 		return q, counters.Errorf(counters.EINVALID, "step must be hour, day or month.")
 	}

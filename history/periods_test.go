@@ -170,7 +170,7 @@ func TestSumPutsQuartersInTheirLocalDays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Point{{dayStart(2025, 4, 17, z), 105}, {dayStart(2025, 4, 18, z), 7}}
+	want := []Point{{Start: dayStart(2025, 4, 17, z), Count: 105}, {Start: dayStart(2025, 4, 18, z), Count: 7}}
 	for i, p := range s.Points {
 		if !p.Start.Equal(want[i].Start) || p.Count != want[i].Count {
 			t.Errorf("point %d = %v %d, want %v %d", i, p.Start, p.Count, want[i].Start, want[i].Count)

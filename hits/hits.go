@@ -3,7 +3,13 @@
 // is no page view; each client has a rate limit; a repeat from the same
 // client on the same name within a window is not counted again; both limits
 // fail open, so counting never depends on Redis; and a hit that could not be
-// counted is forgotten by the repeat rule, so that its retry counts.
+// counted is forgotten by the repeat rule, so that its retry counts. A
+// counted hit is also a visit of the page, unless it came through a known
+// image proxy or from a known crawler (see visitors/).
+//
+// Clients are known only by their salted identifiers of the day
+// (visitors.Keys): the limits key Redis by them, and the visitor count is
+// of them, so that no address or User-Agent leaves the request.
 //
 // It knows neither HTTP nor Redis: app/ parses the request, resolves the
 // client's address behind trusted proxies and renders the answer; cache/
@@ -22,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/visitors"
 )
 
 // Visit is one request to count a page view. Count may keep Name after it
@@ -42,8 +49,14 @@ type Options struct {
 	// ImageProxies are the User-Agent prefixes of known image proxies, such
 	// as GitHub's camo ("github-camo"); see Visit.
 	ImageProxies []string
-	Registerer   prometheus.Registerer // nil: metrics are not registered
-	Log          *slog.Logger          // default: discard
+	// Visitors counts each day's distinct visitors; nil: none are counted.
+	Visitors *visitors.Counter
+	// Keys name clients in the limits and the visitor count; default
+	// Visitors' keys, else keys under this process's own salts.
+	Keys       *visitors.Keys
+	Bots       *visitors.Bots        // known crawlers, not visitors; default visitors.NewBots()
+	Registerer prometheus.Registerer // nil: metrics are not registered
+	Log        *slog.Logger          // default: discard
 }
 
 // Service counts page hits on the public counters.
@@ -52,6 +65,9 @@ type Service struct {
 	limits   Limits // nil: no limits, every hit counts
 	public   PublicNames
 	proxies  []string
+	visitors *visitors.Counter // nil: no visitors counted
+	keys     *visitors.Keys
+	bots     *visitors.Bots
 	log      *slog.Logger
 	m        *metrics
 }
@@ -66,9 +82,20 @@ func New(svc counters.Service, limits Limits, o Options) *Service {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.Keys == nil && o.Visitors != nil {
+		o.Keys = o.Visitors.Keys
+	}
+	if o.Keys == nil {
+		o.Keys = visitors.NewKeys(visitors.LocalSalts(), nil)
+	}
+	if o.Bots == nil {
+		o.Bots = visitors.NewBots()
+	}
 	return &Service{
 		counters: svc, limits: limits,
-		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies, log: o.Log, m: newMetrics(o.Registerer),
+		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies,
+		visitors: o.Visitors, keys: o.Keys, bots: o.Bots,
+		log: o.Log, m: newMetrics(o.Registerer),
 	}
 }
 
@@ -100,7 +127,9 @@ func (s *Service) Read(ctx context.Context, name string) (int64, error) {
 // a visit that does not count (a HEAD, a repeat) it returns the current
 // value, 0 for a counter that does not exist yet. Returns EPERMISSION for a
 // name outside the public prefixes, and a *RateLimitedError (ERATELIMITED)
-// when the client's budget is spent.
+// when the client's budget is spent. A hit that counts also counts its
+// visitor, unless it came through an image proxy or from a known crawler;
+// a repeat's visitor was counted by its first hit.
 func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	if err := s.Public(v.Name); err != nil {
 		return 0, err
@@ -108,13 +137,8 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 	if v.Head {
 		return s.current(ctx, v.Name)
 	}
-	hit := Hit{Client: rateKey(v.Addr), Visitor: v.Addr.String() + " " + v.UserAgent, Name: v.Name}
-	if s.ImageProxy(v.UserAgent) {
-		// The proxy fetches the image for every reader: each view counts,
-		// within the proxy's budget for this counter.
-		hit = Hit{Client: hit.Client + " " + v.Name, Name: v.Name, Proxy: true}
-	}
-	earlier, marked, err := s.admit(ctx, hit)
+	hit, who := s.identify(ctx, v)
+	earlier, marked, err := s.admit(ctx, hit, who != nil)
 	if err != nil {
 		return 0, err
 	}
@@ -149,7 +173,42 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		s.created(ctx, hit)
 	}
 	s.m.counted.Inc()
+	if who != nil && s.visitors != nil && !hit.Proxy && !s.bots.Is(v.UserAgent) {
+		s.visitors.Mark(v.Name, who.day, who.id)
+	}
 	return value, nil
+}
+
+// identify names the visit's client in the units of the limits, and its
+// visitor, by their identifiers of the day (visitor.day says which). It
+// returns nil when they could not be told (the day's salt could not be
+// read): the hit is then counted without limits, and as no visitor.
+func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
+	hit := Hit{Name: v.Name, Proxy: s.ImageProxy(v.UserAgent)}
+	if s.limits == nil && s.visitors == nil {
+		return hit, nil
+	}
+	day, err := s.keys.Today(ctx)
+	if err != nil {
+		s.failOpen(ctx, callSalt, err)
+		return hit, nil
+	}
+	if hit.Proxy {
+		// The proxy fetches the image for every reader: each view counts,
+		// within the proxy's budget for this counter.
+		hit.Client = day.ID(rateKey(v.Addr), v.Name).String()
+		return hit, &visitor{day: day.Day()}
+	}
+	id := day.ID(v.Addr.String(), v.UserAgent)
+	hit.Client = day.ID(rateKey(v.Addr)).String()
+	hit.Visitor = day.ID(string(id[:]), v.Name).String()
+	return hit, &visitor{day: day.Day(), id: id}
+}
+
+// visitor is who a visit is from, for the visitor count.
+type visitor struct {
+	day int64 // UTC days since 1970: the day of id's salt
+	id  visitors.ID
 }
 
 // ImageProxy reports whether userAgent is that of a known image proxy, such
@@ -185,8 +244,8 @@ func (s *Service) current(ctx context.Context, name string) (int64, error) {
 // Without limits, or when they cannot be checked, there was none, and
 // nothing is marked: the hit's later calls to the limits are skipped, so
 // that a failing Redis costs a hit one timeout at most.
-func (s *Service) admit(ctx context.Context, h Hit) (earlier Earlier, marked bool, err error) {
-	if s.limits == nil {
+func (s *Service) admit(ctx context.Context, h Hit, known bool) (earlier Earlier, marked bool, err error) {
+	if s.limits == nil || !known {
 		return None, false, nil
 	}
 	wait, earlier, err := s.limits.Admit(ctx, h)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"countersvc/counters"
 	"countersvc/hits"
+	"countersvc/visitors"
 )
 
 var (
@@ -175,28 +177,39 @@ func TestRateLimitedSaysWhenToRetry(t *testing.T) {
 }
 
 // The rate limit counts an IPv6 client by its /64; the dedup tells clients
-// apart by their whole address and User-Agent.
+// apart by their whole address and User-Agent. The limits see both only as
+// identifiers of the day.
 func TestLimitsSeeTheClientsTheyCountBy(t *testing.T) {
 	tests := []struct {
-		addr, agent  string
-		rate, client string
+		addr, agent string
+		rate        string
 	}{
-		{"198.51.100.1", "Firefox/140", "198.51.100.1", "198.51.100.1 Firefox/140"},
-		{"2001:db8::1", "Chrome/140", "2001:db8::/64", "2001:db8::1 Chrome/140"},
-		{"2001:db8:0:1:2:3:4:5", "", "2001:db8:0:1::/64", "2001:db8:0:1:2:3:4:5 "},
+		{"198.51.100.1", "Firefox/140", "198.51.100.1"},
+		{"2001:db8::1", "Chrome/140", "2001:db8::/64"},
+		{"2001:db8:0:1:2:3:4:5", "", "2001:db8:0:1::/64"},
 	}
+	ctx := context.Background()
+	keys := visitors.NewKeys(visitors.LocalSalts(), nil)
 	for _, tc := range tests {
 		l := &fakeLimits{}
-		svc := hits.New(&fakeCounters{}, l, hits.Options{})
+		svc := hits.New(&fakeCounters{}, l, hits.Options{Keys: keys})
 		v := hits.Visit{Name: "hits/a", Addr: netip.MustParseAddr(tc.addr), UserAgent: tc.agent}
-		if _, err := svc.Count(context.Background(), v); err != nil {
+		if _, err := svc.Count(ctx, v); err != nil {
 			t.Fatal(err)
 		}
-		if l.hit.Client != tc.rate {
-			t.Errorf("%s: rate limited as %q, want %q", tc.addr, l.hit.Client, tc.rate)
+		rate, _ := keys.Key(ctx, tc.rate)
+		visitor, _ := keys.ID(ctx, tc.addr, tc.agent)
+		seen, _ := keys.Key(ctx, string(visitor[:]), "hits/a")
+		if l.hit.Client != rate {
+			t.Errorf("%s: rate limited as %q, want the key of %q", tc.addr, l.hit.Client, tc.rate)
 		}
-		if l.hit.Visitor != tc.client {
-			t.Errorf("%s: deduplicated as %q, want %q", tc.addr, l.hit.Visitor, tc.client)
+		if l.hit.Visitor != seen {
+			t.Errorf("%s: deduplicated as %q, want the key of its address and User-Agent on the name", tc.addr, l.hit.Visitor)
+		}
+		for _, part := range []string{tc.addr, tc.agent} {
+			if part != "" && (strings.Contains(l.hit.Client, part) || strings.Contains(l.hit.Visitor, part)) {
+				t.Errorf("%s: the limits see %q", tc.addr, part)
+			}
 		}
 	}
 }

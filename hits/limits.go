@@ -26,10 +26,11 @@ type Limits interface {
 	Forget(ctx context.Context, h Hit) error
 }
 
-// Hit names who a hit is from, in the units of the limits.
+// Hit names who a hit is from, in the units of the limits, by identifiers
+// of the day (visitors.Keys): the limits keep them, never an address.
 type Hit struct {
 	Client  string // whose budget it takes: an address or an IPv6 /64 (see rateKey)
-	Visitor string // whose repeat it may be: address and User-Agent
+	Visitor string // whose repeat it may be: the visitor (address and User-Agent) on Name
 	Name    string // the counter
 	// Proxy: a known image proxy's hit, on a budget of its own per proxy
 	// address and counter (Client says both), and never a repeat.

@@ -7,6 +7,7 @@ const (
 	callAdmit   = "admit"   // the hit went through unchecked
 	callCreated = "created" // a repeat may not count after the counter is deleted
 	callForget  = "forget"  // a failed hit's retry may be taken for a repeat
+	callSalt    = "salt"    // the day's salt could not be read: unchecked, no visitor
 )
 
 type metrics struct {
@@ -25,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rateLimited: hits.WithLabelValues("rate_limited"),
 		limitErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "counters_hits_limit_errors_total",
-			Help: "Calls to the page-hit limits that failed, by call: admit (the hit was counted unchecked), created, forget.",
+			Help: "Calls to the page-hit limits that failed, by call: admit (the hit was counted unchecked), created, forget, salt (unchecked, and no visitor).",
 		}, []string{"call"}),
 	}
 	if reg != nil {

@@ -257,7 +257,7 @@ func (g *guardedTickets) ListTickets(ctx context.Context, boardID int64, f ticke
 type HistoryReader interface {
 	Parse(r history.Request) (history.Query, error)
 	Series(ctx context.Context, q history.Query) (*history.Series, error)
-	Today(ctx context.Context, name string, zone *time.Location) (int64, error)
+	Today(ctx context.Context, name string, zone *time.Location, visitors bool) (history.Point, error)
 }
 
 // History returns svc with every series checked against the principal in
@@ -286,9 +286,9 @@ func (g *guardedHistory) Series(ctx context.Context, q history.Query) (*history.
 	return g.svc.Series(ctx, q)
 }
 
-func (g *guardedHistory) Today(ctx context.Context, name string, zone *time.Location) (int64, error) {
+func (g *guardedHistory) Today(ctx context.Context, name string, zone *time.Location, visitors bool) (history.Point, error) {
 	if err := g.keys.deny(FromContext(ctx).Name(name, Read)); err != nil {
-		return 0, err
+		return history.Point{}, err
 	}
-	return g.svc.Today(ctx, name, zone)
+	return g.svc.Today(ctx, name, zone, visitors)
 }

@@ -45,7 +45,7 @@ var scenarios = []scenario{
 	{"uniform", "1,000 counters at 64 connections, against one counter and against raw increments", nil, true, (*bench).uniform},
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
 	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
-	{"hits", "page hits from distinct visitors: the default abuse limits against none", []string{"nolimits"}, false, (*bench).hits},
+	{"hits", "page hits from distinct visitors: the default abuse limits and visitors against none, and against Abacus with its limiter (-url-abacus)", []string{"nolimits"}, false, (*bench).hits},
 	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
 	{"before", "increments, history on (hot, 1,000 counters), against the code before history (-before-commit, served as -url-before)", []string{"before"}, false, (*bench).before},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
@@ -59,7 +59,7 @@ var scenarios = []scenario{
 var instances = []struct{ name, about string }{
 	{"nocoalesce", "the same service with COUNTERS_COALESCE=false"},
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
-	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0 and COUNTERS_HITS_DEDUP_WINDOW=0s"},
+	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0, COUNTERS_HITS_DEDUP_WINDOW=0s and COUNTERS_VISITORS=false"},
 	{"nohistory", "the same service with COUNTERS_HISTORY=false"},
 	{"token", "the same service with COUNTERS_API_TOKEN set to -admin-token"},
 	{"lease250ms", "the same service with COUNTERS_CACHE_LEASE=250ms"},
@@ -84,6 +84,7 @@ type config struct {
 	ticketBoards, ticketWorkers, ticketsEach int
 	adminToken                               string
 	beforeCommit                             string // what -url-before runs
+	abacusURL                                string // Abacus with its limiter on, for the hits scenario; "" skips it
 }
 
 func main() {
@@ -133,6 +134,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.IntVar(&c.ticketWorkers, "ticket-workers", 10, "concurrent workers per board")
 	fs.IntVar(&c.ticketsEach, "tickets", 1000, "tickets each worker creates")
 	fs.StringVar(&c.beforeCommit, "before-commit", "d8e5ecf", "the commit -url-before runs: the code before history, API keys and the cache lease (scripts/bench builds and serves it)")
+	fs.StringVar(&c.abacusURL, "url-abacus", "", "Abacus (github.com/JasonLovesDoggo/abacus) with RATE_LIMIT_ENABLED=true, which the hits scenario compares with; empty skips it (scripts/bench starts the binary that ABACUS names)")
 	fs.StringVar(&c.adminToken, "admin-token", "bench-admin-token", "COUNTERS_API_TOKEN of the token instance (scripts/bench sets it to the default)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: bench [flags]\n\nScenarios:\n")

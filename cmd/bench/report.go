@@ -34,6 +34,7 @@ type leaseRow struct {
 
 type hitsResult struct {
 	on, off   load
+	abacus    *load   // Abacus with its limiter, when -url-abacus was given
 	unchecked float64 // hits the limits let through because Redis did not answer in time
 }
 
@@ -126,11 +127,15 @@ func (r *report) write(dir string) error {
 			ratio(rd.getNoCache.RPS, rd.noCacheHealthz.RPS), "", true)
 	}
 	if h := r.hits; h != nil {
-		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits %s/s over none %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
+		name := fmt.Sprintf("page hits from distinct visitors, %d conns: default abuse limits and visitors %s/s over neither %s/s", targetConns, num(h.on.RPS), num(h.off.RPS))
 		if h.unchecked > 0 {
 			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
 		}
 		row(name, ratio(h.on.RPS, h.off.RPS), ">= 0.8x", h.on.RPS >= 0.8*h.off.RPS)
+		if a := h.abacus; a != nil {
+			row(fmt.Sprintf("page hits from distinct visitors, %d conns: limits and visitors on %s/s over Abacus with its limiter %s/s", targetConns, num(h.on.RPS), num(a.RPS)),
+				ratio(h.on.RPS, a.RPS), ">= 2x", h.on.RPS >= 2*a.RPS)
+		}
 	}
 	if h := r.history; h != nil {
 		row(fmt.Sprintf("hot counter, %d conns: history on %s/s over off %s/s", targetConns, num(h.hotOn.RPS), num(h.hotOff.RPS)),
@@ -215,6 +220,9 @@ func (r *report) httpBad() int64 {
 	}
 	if h := r.hits; h != nil {
 		loads = append(loads, h.on, h.off)
+		if h.abacus != nil {
+			loads = append(loads, *h.abacus)
+		}
 	}
 	if h := r.history; h != nil {
 		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix)

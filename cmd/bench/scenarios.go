@@ -21,6 +21,7 @@ const (
 	readPath        = "/v1/counters/bench%2Fread"
 	leasePrefix     = "/v1/counters/bench%2Fl"
 	hitsPath        = "/v1/hits/hits%2Fbench%2Fpage"
+	abacusHitPath   = "/hit/bench/page" // Abacus' hit, which creates the key on first use
 	keyedPath       = "/v1/counters/bench%2Fkeyed/increment"
 )
 
@@ -220,18 +221,26 @@ func (b *bench) lease() error {
 }
 
 func (b *bench) hits() error {
-	on := b.wrk("hits, limits on", b.url+hitsPath, targetConns, visitorsScript)
-	off := b.wrk("hits, limits off", *b.urls["nolimits"]+hitsPath, targetConns, visitorsScript)
-	if err := b.warm(on, off); err != nil {
+	on := b.wrk("hits, limits and visitors on", b.url+hitsPath, targetConns, visitorsScript)
+	off := b.wrk("hits, limits and visitors off", *b.urls["nolimits"]+hitsPath, targetConns, visitorsScript)
+	ms := []measure{on, off}
+	if b.abacusURL != "" {
+		ms = append(ms, b.wrk("hits, Abacus with its limiter", b.abacusURL+abacusHitPath, targetConns, visitorsScript))
+	}
+	if err := b.warm(ms...); err != nil {
 		return err
 	}
 	// A limit that cannot reach Redis in time lets the hit through
 	// unchecked: count those, or a slow Redis would pass for a cheap one.
-	rs, unchecked, err := b.compareCounting(b.url, []string{"counters_hits_limit_errors_total"}, on, off)
+	rs, unchecked, err := b.compareCounting(b.url, []string{"counters_hits_limit_errors_total"}, ms...)
 	if err != nil {
 		return err
 	}
 	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: unchecked[0]}
+	if len(rs) > 2 {
+		abacus := rs[2].byRPS()
+		b.r.hits.abacus = &abacus
+	}
 	return nil
 }
 

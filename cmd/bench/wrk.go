@@ -132,12 +132,14 @@ end`, strings.ReplaceAll(prefix, `"`, `\"`), n, method, strings.ReplaceAll(suffi
 
 // visitorsScript makes every request come from another visitor: a random
 // X-Forwarded-For among the 16 million addresses of 10.0.0.0/8, which a
-// service that trusts 127.0.0.1 as its proxy takes for the client. Each
-// request is formatted anew, on both sides of any comparison.
+// service that trusts 127.0.0.1 as its proxy takes for the client, with a
+// browser's User-Agent, so that each hit is a visitor and pays for it
+// (wrk's own would be taken for a script). Each request is formatted
+// anew, on both sides of any comparison.
 const visitorsScript = seedScript + `init = function(args)
   seed()
 end
 request = function()
   local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
-  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip})
+  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip, ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"})
 end`

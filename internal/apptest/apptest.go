@@ -4,6 +4,7 @@
 package apptest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,30 @@ type Env struct {
 	DSN    string
 	URL    string // http://127.0.0.1:port
 	Client *http.Client
+	log    *logBuffer
+}
+
+// Logs is everything the service has logged so far (at COUNTERS_LOG_LEVEL),
+// as text lines.
+func (e *Env) Logs() string { return e.log.String() }
+
+// logBuffer keeps the service's log for Logs; handlers write from many
+// goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Option changes the service's configuration before it starts.
@@ -65,8 +91,10 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	if err := cfg.Validate(); err != nil {
 		tb.Fatal(err)
 	}
+	level, _ := cfg.SlogLevel() // validated
+	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		cancel()
 		tb.Fatal(err)
@@ -89,6 +117,7 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 			Timeout:   30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256},
 		},
+		log: logs,
 	}
 }
 

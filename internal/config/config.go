@@ -50,6 +50,8 @@ type Config struct {
 	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW"`
 	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envSeparator:","`
 	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT"`
+	Visitors        bool          `env:"COUNTERS_VISITORS"`
+	VisitorsFlush   time.Duration `env:"COUNTERS_VISITORS_FLUSH"`
 }
 
 // Load reads the environment and validates the result. The error is one line

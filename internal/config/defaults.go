@@ -9,6 +9,7 @@ import (
 	"countersvc/counters"
 	"countersvc/hits"
 	"countersvc/storage"
+	"countersvc/visitors"
 )
 
 // Defaults is the configuration of an empty environment: what the service
@@ -46,5 +47,7 @@ func Defaults() Config {
 		HitsDedupWindow: 30 * time.Second,
 		ImageProxies:    []string{"github-camo"},
 		ImageProxyRate:  600,
+		Visitors:        true,
+		VisitorsFlush:   visitors.DefaultFlush,
 	}
 }

@@ -40,6 +40,9 @@ func (c Config) validateHits() error {
 	if c.ImageProxyRate < 0 {
 		return errors.New("COUNTERS_IMAGE_PROXY_RATE_LIMIT: must be 0 (off) or more")
 	}
+	if c.VisitorsFlush <= 0 {
+		return errors.New("COUNTERS_VISITORS_FLUSH: must be a positive duration such as 5s")
+	}
 	return nil
 }
 

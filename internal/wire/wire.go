@@ -37,6 +37,7 @@ import (
 	"countersvc/keys"
 	"countersvc/storage"
 	"countersvc/tickets"
+	"countersvc/visitors"
 )
 
 // Service is the running service: its HTTP application and the parts tests
@@ -52,7 +53,8 @@ type Service struct {
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
 	Keys        *keys.Service
-	Drain       *app.Drain // main.go starts it on SIGTERM
+	Visitors    *visitors.Counter // nil when COUNTERS_VISITORS is off
+	Drain       *app.Drain        // main.go starts it on SIGTERM
 
 	closers []func() error // in the order Close runs them
 }
@@ -126,8 +128,22 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 			ProxyRate: cfg.ImageProxyRate,
 		})
 	}
+	// Visitors: salts and sketches in MySQL, counted in process (see
+	// visitors/); the salted identifiers also key the limits.
+	visitorStore := storage.NewVisitorStore(s.DB)
+	clientKeys := visitors.NewKeys(visitorStore, func() time.Time { return s.Store.Now() })
+	historySvc := history.NewService(s.Store, func() time.Time { return s.Store.Now() })
+	if cfg.Visitors {
+		s.Visitors = visitors.New(visitorStore, visitors.Options{Keys: clientKeys, Now: func() time.Time { return s.Store.Now() }, Flush: cfg.VisitorsFlush, Log: log})
+		historySvc.Visitors = s.Visitors
+		runCtx, stop := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { s.Visitors.Run(runCtx); close(stopped) }()
+		s.onClose(func() error { stop(); <-stopped; return nil }) // before MySQL closes: the last flush
+	}
 	hitRules := hits.New(s.Counters, hitLimits, hits.Options{
 		PublicPrefixes: cfg.PublicPrefixes, ImageProxies: cfg.ImageProxyAgents(), Registerer: s.Registry, Log: log,
+		Keys: clientKeys, Visitors: s.Visitors,
 	})
 	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
 
@@ -141,7 +157,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// HTTP.
 	o := app.Options{
 		Counters:   s.Counters,
-		History:    history.NewService(s.Store, func() time.Time { return s.Store.Now() }),
+		History:    historySvc,
 		Tickets:    s.Tickets,
 		Log:        log,
 		Registry:   s.Registry,
