@@ -116,7 +116,8 @@ func (c *Client) watchOnce(ctx context.Context, path string, q url.Values, s *ss
 type sseStream struct {
 	event, data string
 	hasData     bool
-	lastID      string
+	idBuf       string // the id of the event being read
+	lastID      string // of the last whole event
 	retry       time.Duration
 	stopped     bool // the consumer broke out of the loop
 }
@@ -125,6 +126,10 @@ type sseStream struct {
 // ends one.
 func (s *sseStream) line(l string) (Event, bool) {
 	if l == "" {
+		// An event counts as seen only once it is whole: the id of one cut
+		// by a broken connection must not be sent back, or its value would
+		// be taken for delivered.
+		s.lastID = s.idBuf
 		defer func() { s.event, s.data, s.hasData = "", "", false }()
 		if !s.hasData {
 			return Event{}, false
@@ -147,7 +152,7 @@ func (s *sseStream) line(l string) (Event, bool) {
 		s.hasData = true
 	case "id":
 		if !strings.ContainsRune(value, 0) {
-			s.lastID = value
+			s.idBuf = value
 		}
 	case "retry":
 		if ms, err := strconv.Atoi(value); err == nil && ms >= 0 {
