@@ -115,6 +115,9 @@ type request struct {
 	query  url.Values
 	body   func() (io.Reader, error) // nil: no body; called once per attempt
 	ctype  string
+	// size is the body's length where the body func cannot tell it; 0
+	// sends it chunked.
+	size   int64
 	header http.Header
 	retry  retryPolicy
 	// idempotent requests carry an Idempotency-Key, made once per call.
@@ -225,6 +228,9 @@ func (c *Client) attempt(ctx context.Context, r request, target, key string) (*h
 	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
 	if err != nil {
 		return nil, err
+	}
+	if r.size > 0 {
+		req.ContentLength = r.size
 	}
 	for k, v := range r.header {
 		req.Header[k] = v
