@@ -85,6 +85,8 @@ func TestWatchResumesWithTheLastEventID(t *testing.T) {
 	if ids := s.ids(); len(ids) != 2 || ids[0] != "" || ids[1] != "5" {
 		t.Errorf("Last-Event-IDs sent %q, want none, then 5: the last whole event's, not the cut one's", ids)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if p := s.paths[0]; p != "/v1/counters/a%20b/events text/event-stream" {
 		t.Errorf("asked %s", p)
 	}

@@ -65,7 +65,7 @@ var commands = []command{
 	{words: "tickets rm", args: "BOARD NUMBER", minArgs: 2, maxArgs: 2, about: "delete the ticket (its number stays used)", run: ticketsRemove},
 	{words: "webhooks create", about: "make a webhook and print its secret (shown only once)",
 		flags: func(fs *flag.FlagSet) {
-			fs.String("url", "", "")
+			fs.String("endpoint", "", "the URL to call (--url is the service's)")
 			fs.String("name", "", "the counter to watch, or")
 			fs.String("prefix", "", "every counter under a prefix")
 			fs.String("thresholds", "", "values whose crossing calls the URL, comma-separated")
@@ -396,9 +396,9 @@ func ticketsRemove(e *env) error {
 }
 
 func webhooksCreate(e *env) error {
-	req := client.WebhookRequest{URL: e.str("url"), Name: e.str("name"), Prefix: e.str("prefix"), Direction: e.str("direction")}
+	req := client.WebhookRequest{URL: e.str("endpoint"), Name: e.str("name"), Prefix: e.str("prefix"), Direction: e.str("direction")}
 	if req.URL == "" || (req.Name == "") == (req.Prefix == "") {
-		return usagef("webhooks create needs --url and one of --name and --prefix")
+		return usagef("webhooks create needs --endpoint and one of --name and --prefix")
 	}
 	var err error
 	if req.Thresholds, err = int64List(e.str("thresholds"), "--thresholds"); err != nil {
