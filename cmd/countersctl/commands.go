@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,13 +19,15 @@ import (
 var groups = map[string]bool{"keys": true, "boards": true, "tickets": true, "webhooks": true}
 
 var commands = []command{
-	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value", run: inc},
+	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value",
+		flags: keyFlag, run: inc},
 	{words: "get", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value", run: get},
 	{words: "set", args: "NAME VALUE", minArgs: 2, maxArgs: 2, about: "set the value; --min/--max N set a bound, none removes it",
 		flags: func(fs *flag.FlagSet) {
 			fs.String("min", "", "the lowest value allowed (none: unbounded)")
 			fs.String("max", "", "the highest value allowed (none: unbounded)")
 			fs.Bool("create-only", false, "fail with conflict when the counter exists")
+			keyFlag(fs)
 		}, run: set},
 	{words: "rm", args: "NAME", minArgs: 1, maxArgs: 1, about: "delete the counter and its history", run: rm},
 	{words: "ls", args: "[PREFIX]", maxArgs: 1, about: "print NAME<TAB>VALUE for every counter (every page)", run: ls},
@@ -43,6 +46,7 @@ var commands = []command{
 		flags: func(fs *flag.FlagSet) {
 			fs.String("mode", "create", "create (skip existing counters) or overwrite")
 			fs.Bool("atomic", false, "all lines or none")
+			keyFlag(fs)
 		}, run: importLines},
 	{words: "keys create", about: "make an API key and print its secret (shown only once)",
 		flags: func(fs *flag.FlagSet) {
@@ -79,6 +83,20 @@ var commands = []command{
 	{words: "webhooks enable", args: "ID", minArgs: 1, maxArgs: 1, about: "make a disabled webhook deliver again", run: webhooksEnable},
 }
 
+// keyFlag lets a script that retries a write itself (after a timeout, or
+// a restart) name the write, so that the service applies it once.
+func keyFlag(fs *flag.FlagSet) {
+	fs.String("idempotency-key", "", "send this Idempotency-Key: the same key within 24 hours applies the write once")
+}
+
+// keyed is e's context with the --idempotency-key, if one was given.
+func (e *env) keyed() context.Context {
+	if k := e.str("idempotency-key"); k != "" {
+		return client.WithIdempotencyKey(e.ctx, k)
+	}
+	return e.ctx
+}
+
 func inc(e *env) error {
 	by := int64(1)
 	if len(e.args) > 1 {
@@ -87,7 +105,7 @@ func inc(e *env) error {
 			return err
 		}
 	}
-	v, err := e.c.Increment(e.ctx, e.args[0], by)
+	v, err := e.c.Increment(e.keyed(), e.args[0], by)
 	if err == nil {
 		e.print("%d", v)
 	}
@@ -124,7 +142,7 @@ func set(e *env) error {
 			*b.to = client.Limit(n)
 		}
 	}
-	ctr, _, err := e.c.Set(e.ctx, e.args[0], v, opts)
+	ctr, _, err := e.c.Set(e.keyed(), e.args[0], v, opts)
 	if err == nil {
 		e.print("%d", ctr.Value)
 	}
@@ -232,7 +250,7 @@ func importLines(e *env) error {
 		r = f
 		opts.Gzip = isGzip(f)
 	}
-	rep, err := e.c.Import(e.ctx, r, opts)
+	rep, err := e.c.Import(e.keyed(), r, opts)
 	if err != nil {
 		var ae *client.Error
 		if errors.As(err, &ae) && ae.Report != nil && !e.json {

@@ -106,6 +106,11 @@ func TestCounterCommandsPrintTheirAnswers(t *testing.T) {
 			out: "read 2, created 0, overwritten 0, skipped 0, refused 1\n" +
 				"2\tmoved/faq\trefused\tmalformed\t\"value\" must be an integer between -9223372036854775808 and 9223372036854775807.\n"},
 		{args: args("get", "moved/blog"), out: "1532\n"},
+		// A script's own retry with its key applies the write once.
+		{args: args("inc", "sales/x", "5", "--idempotency-key", "order-1"), out: "5\n"},
+		{args: args("inc", "sales/x", "5", "--idempotency-key", "order-1"), out: "5\n"},
+		{args: args("inc", "sales/x", "6", "--idempotency-key", "order-1"), code: 1, err: "(conflict)"},
+		{args: args("get", "sales/x"), out: "5\n"},
 		// --json prints the service's own answer, wherever the flag stands.
 		{args: args("--json", "inc", "docs/index.html"), out: `{"name":"docs/index.html","value":2}` + "\n"},
 		{args: args("inc", "docs/index.html", "--json"), out: `{"name":"docs/index.html","value":3}` + "\n"},

@@ -7,9 +7,11 @@
 //   - An example block is a ```sh fence on the line after <!-- example -->.
 //     Example blocks run top to bottom as one shell session would: a
 //     variable set in one (B=..., export T=...) holds in the later ones.
-//   - In an example block a line starting with "curl" is a request (a
-//     trailing backslash continues it), a line like NAME=value or export
-//     NAME=value sets variables, a line starting with # is a comment.
+//   - In an example block a line starting with "curl" or "countersctl" is
+//     a request (a trailing backslash continues it), a line like NAME=value
+//     or export NAME=value sets variables, a line starting with # is a
+//     comment. A countersctl request must exit 0, and its documented answer
+//     is what it prints.
 //   - "# => " starts the documented answer of the request before it, at the
 //     end of the request's line or on lines of its own after it:
 //     "# => 201 {...}" is a status and a JSON body, "# => 204" a status
@@ -110,7 +112,7 @@ func Parse(readme []byte) ([]Example, error) {
 			examples[owner].Answer = append(examples[owner].Answer, strings.TrimSpace(strings.TrimPrefix(trimmed, answerMark)))
 		case strings.HasPrefix(trimmed, "#"):
 			owner = -1
-		case strings.HasPrefix(trimmed, "curl "):
+		case strings.HasPrefix(trimmed, "curl ") || IsCountersctl(trimmed):
 			cmd, answer, found := strings.Cut(line, " "+answerMark)
 			ex := Example{Line: n, Setup: append([]string(nil), setup...), Command: strings.TrimRight(cmd, " ")}
 			if found {
@@ -131,6 +133,11 @@ func Parse(readme []byte) ([]Example, error) {
 		return nil, fmt.Errorf("README.md: a fence is never closed")
 	}
 	return examples, nil
+}
+
+// IsCountersctl reports whether a request runs countersctl rather than curl.
+func IsCountersctl(command string) bool {
+	return strings.HasPrefix(strings.TrimSpace(command), "countersctl ")
 }
 
 // continues reports whether the shell reads on after this text: it ends

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,15 +26,31 @@ const curlWrapper = `curl() { command curl -sS --max-time 20 -w '%{stderr}\nHTTP
 
 var reportedStatus = regexp.MustCompile(`HTTPSTATUS ([0-9]{3})`)
 
+// ctlWrapper reports countersctl's exit status on stderr likewise.
+const ctlWrapper = `countersctl() { command countersctl "$@"; echo "EXITSTATUS $?" >&2; }`
+
+var reportedExit = regexp.MustCompile(`EXITSTATUS ([0-9]+)`)
+
 // The README's worked examples, run top to bottom with curl against a fresh
 // service with the Redis cache, as scripts/run serves them, answer what the
 // README says they answer.
 func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
+	runExamples(t, "../../README.md", 10)
+}
+
+// The Go client's guide shows a countersctl line beside each curl line;
+// run top to bottom on a fresh service, both answer what it says.
+func TestClientGuideExamplesAnswerAsDocumented(t *testing.T) {
+	runExamples(t, "../../docs/client.md", 10)
+}
+
+// runExamples runs the example blocks of a markdown file, which must have
+// at least min requests, against a fresh service with the Redis cache.
+func runExamples(t *testing.T, file string, min int) {
+	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,34 +58,57 @@ func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(examples) < 10 {
-		t.Fatalf("found %d example requests in README.md; are the blocks still marked %s?", len(examples), readmetest.Marker)
+	if len(examples) < min {
+		t.Fatalf("found %d example requests in %s; are the blocks still marked %s?", len(examples), file, readmetest.Marker)
 	}
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for what the examples write, such as badge.svg
+	path := os.Getenv("PATH")
+	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool { return readmetest.IsCountersctl(ex.Command) }) {
+		buildCountersctl(t, dir)
+		path = dir + string(os.PathListSeparator) + path
+	}
 	for _, ex := range examples {
-		script := strings.Join(append(append([]string{curlWrapper}, ex.Setup...), ex.Command), "\n")
+		script := strings.Join(append(append([]string{curlWrapper, ctlWrapper}, ex.Setup...), ex.Command), "\n")
 		script = strings.ReplaceAll(script, documentedBase, env.URL)
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "COUNTERS_API_TOKEN="}
+		cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		runErr := cmd.Run()
-		m := reportedStatus.FindSubmatch(stderr.Bytes())
-		if m == nil {
-			t.Errorf("README.md:%d: %s\ncurl (%s) reported no status: %v\n%s", ex.Line, ex.Command, curl, runErr, stderr.Bytes())
-			continue
+		var status int
+		if readmetest.IsCountersctl(ex.Command) {
+			m := reportedExit.FindSubmatch(stderr.Bytes())
+			if m == nil || string(m[1]) != "0" {
+				t.Errorf("%s:%d: %s\ncountersctl failed (%v): %s", file, ex.Line, ex.Command, runErr, stderr.Bytes())
+				continue
+			}
+			status = 200
+		} else {
+			m := reportedStatus.FindSubmatch(stderr.Bytes())
+			if m == nil {
+				t.Errorf("%s:%d: %s\ncurl reported no status: %v\n%s", file, ex.Line, ex.Command, runErr, stderr.Bytes())
+				continue
+			}
+			status, _ = strconv.Atoi(string(m[1]))
 		}
-		status, _ := strconv.Atoi(string(m[1]))
 		doc, err := readmetest.ParseDocumented(ex.Answer)
 		if err != nil {
-			t.Errorf("README.md:%d: %v", ex.Line, err)
+			t.Errorf("%s:%d: %v", file, ex.Line, err)
 			continue
 		}
 		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("README.md:%d: %s\n%s\nanswered: %s", ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+			t.Errorf("%s:%d: %s\n%s\nanswered: %s", file, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
 		}
+	}
+}
+
+// buildCountersctl builds the command into dir for the examples to run.
+func buildCountersctl(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("go", "build", "-o", dir, "../../cmd/countersctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build countersctl: %v: %s", err, out)
 	}
 }
 
