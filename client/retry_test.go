@@ -289,3 +289,34 @@ func TestWebhooksSpeakTheContract(t *testing.T) {
 		t.Errorf("requests %s, want %s", got, want)
 	}
 }
+
+// An import from a file or a short stream is retried with one key; a long
+// stream, which cannot be read again, is sent once.
+func TestImportsAreRetriedWhenTheirLinesCanBeSentAgain(t *testing.T) {
+	line := `{"name":"a","value":1}` + "\n"
+	report := answer(200, `{"mode":"create","atomic":false,"applied":true,"read":1,"created":1,"overwritten":0,"skipped":0,"refused":0,"lines":[],"truncated":false}`)
+	for _, tc := range []struct {
+		name     string
+		r        io.Reader
+		attempts int
+	}{
+		{"a seekable reader", strings.NewReader(line), 2},
+		{"a short stream", struct{ io.Reader }{strings.NewReader(line)}, 2},
+		{"a stream over 1 MiB", struct{ io.Reader }{strings.NewReader(strings.Repeat(line, 50_000))}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScripted(t, dropped, report)
+			c, ctx := newClient(t, s.URL, fast)
+			_, err := c.Import(ctx, tc.r, client.ImportOptions{})
+			reqs := s.requests()
+			if len(reqs) != tc.attempts || (tc.attempts == 1) != (err != nil) {
+				t.Fatalf("%d attempts, error %v; want %d", len(reqs), err, tc.attempts)
+			}
+			if tc.attempts == 2 {
+				if k := reqs[0].Header.Get("Idempotency-Key"); k == "" || k != reqs[1].Header.Get("Idempotency-Key") || !bytes.Equal(s.bodies[1], []byte(line)) {
+					t.Errorf("the retry sent key %q and %q, want the first's key and lines", reqs[1].Header.Get("Idempotency-Key"), s.bodies[1])
+				}
+			}
+		})
+	}
+}
