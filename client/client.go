@@ -25,7 +25,6 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,16 +153,8 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKeyKey{}, key)
 }
 
-// newIdempotencyKey is 128 random bits, as the API's keys are.
-func newIdempotencyKey() string {
-	b := make([]byte, 16)
-	if _, err := io.ReadFull(cryptoRand, b); err != nil {
-		panic("client: no randomness for an idempotency key: " + err.Error())
-	}
-	return hex.EncodeToString(b)
-}
-
-var cryptoRand io.Reader = crand.Reader
+// newIdempotencyKey is 130 random bits, as many as the API's own keys.
+func newIdempotencyKey() string { return crand.Text() }
 
 // send runs the request with its retries and returns the answer of the
 // last attempt, or its error. A 2xx answer's body is left open for the
@@ -191,7 +182,8 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 			res.Body.Close()
 			return &http.Response{StatusCode: http.StatusNoContent, Header: http.Header{}, Body: http.NoBody}, nil
 		}
-		lost = lost || err != nil
+		// A proxy's 502 or 504 may also have come after the service did it.
+		lost = lost || err != nil || res.StatusCode == http.StatusBadGateway || res.StatusCode == http.StatusGatewayTimeout
 		var wait time.Duration
 		if err == nil {
 			wait = retryAfter(res.Header.Get("Retry-After"))

@@ -55,9 +55,8 @@ func (c *Client) watch(ctx context.Context, path string, q url.Values) iter.Seq2
 			if s.stopped {
 				return
 			}
-			if ctx.Err() != nil {
-				yield(Event{}, ctx.Err())
-				return
+			if err == nil {
+				err = ctx.Err()
 			}
 			if err != nil {
 				yield(Event{}, err)

@@ -64,7 +64,7 @@ var commands = []command{
 	{words: "tickets create", args: "BOARD TITLE", minArgs: 2, maxArgs: 2, about: "number a new ticket of board id BOARD and print its key",
 		flags: func(fs *flag.FlagSet) { fs.String("description", "", "the ticket's description") }, run: ticketsCreate},
 	{words: "tickets ls", args: "BOARD", minArgs: 1, maxArgs: 1, about: "print KEY<TAB>TITLE for every ticket of the board", run: ticketsList},
-	{words: "tickets get", args: "BOARD NUMBER | --company ID KEY", minArgs: 1, maxArgs: 2, about: "print KEY<TAB>TITLE",
+	{words: "tickets get", args: "BOARD NUMBER | KEY", minArgs: 1, maxArgs: 2, about: "print KEY<TAB>TITLE of a ticket, by its board and number, or by --company and its key (NINJA-7)",
 		flags: func(fs *flag.FlagSet) { fs.Int64("company", 0, "find the ticket by its key (NINJA-7) in this company") }, run: ticketsGet},
 	{words: "tickets rm", args: "BOARD NUMBER", minArgs: 2, maxArgs: 2, about: "delete the ticket (its number stays used)", run: ticketsRemove},
 	{words: "webhooks create", about: "make a webhook and print its secret (shown only once)",

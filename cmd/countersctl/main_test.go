@@ -201,7 +201,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		s.check(t, ctl(t, vars, s.args...))
 	}
 	r := ctl(t, vars)
-	if r.code != 0 || !strings.Contains(r.out, "inc NAME [BY]") || !strings.Contains(r.out, "Exit status") {
+	if r.code != 0 || !strings.Contains(r.out, "\n  get NAME\n") || !strings.Contains(r.out, "Exit status") {
 		t.Errorf("no arguments: exit %d, printed %q; want the usage and 0", r.code, r.out)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -130,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitUsage
 	case errors.As(err, &ae):
 		if g.json && len(ae.Body) > 0 {
-			stdout.Write(ae.Body)
+			fmt.Fprintf(stdout, "%s\n", bytes.TrimRight(ae.Body, "\n"))
 		}
 		fmt.Fprintf(stderr, "countersctl: %s (%s)\n", ae.Message, ae.Code)
 		return exitFailed
