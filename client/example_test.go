@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 	"time"
 
@@ -13,7 +12,9 @@ import (
 )
 
 func ExampleNew() {
-	c, err := client.New(serviceURL, client.Options{Token: os.Getenv("COUNTERS_TOKEN")})
+	// Where the service has COUNTERS_API_TOKEN, Options.Token is that token
+	// or an API key's secret; this service answers its own machine without.
+	c, err := client.New(serviceURL, client.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -179,9 +180,9 @@ func ExampleClient_Import() {
 }
 
 func ExampleClient_CreateKey() {
-	c, _ := client.New(serviceURL, client.Options{Token: os.Getenv("COUNTERS_TOKEN")})
+	admin, _ := client.New(serviceURL, client.Options{}) // the admin token, where the service has one
 	ctx := context.Background()
-	k, err := c.CreateKey(ctx, client.KeyRequest{Name: "shop A", Scopes: []string{"read", "write"}, Prefixes: []string{"examples/shopA/"}})
+	k, err := admin.CreateKey(ctx, client.KeyRequest{Name: "shop A", Scopes: []string{"read", "write"}, Prefixes: []string{"examples/shopA/"}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func ExampleClient_CreateKey() {
 	v, _ := shop.Increment(ctx, "examples/shopA/sales", 1)
 	_, err = shop.Increment(ctx, "examples/shopB/sales", 1)
 	fmt.Println(strings.HasPrefix(k.Secret, "ck_"), v, errors.Is(err, client.PermissionDenied))
-	c.DeleteKey(ctx, k.ID)
+	admin.DeleteKey(ctx, k.ID)
 	// Output: true 1 true
 }
 
