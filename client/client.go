@@ -9,9 +9,9 @@
 // Every method takes a context and gives up when it ends. A call that meets
 // a network error or an answer of 429, 502, 503 or 504 is tried again, a few
 // times, after a growing pause with jitter (or the answer's Retry-After),
-// as long as the context's deadline leaves room. Increments, sets and
-// batches carry an Idempotency-Key made once per call and sent again on its
-// retries, so that a retry whose first attempt did commit changes nothing
+// as long as the context's deadline leaves room. Increments, sets, batches
+// and imports (of a file or a short stream) carry an Idempotency-Key made
+// once per call and sent again on its retries, so that a retry whose first attempt did commit changes nothing
 // and answers what the first did: a sale is never counted twice. Requests
 // that create something without such a key (a ticket, a board, an API key,
 // a webhook) are tried again only when the service certainly did nothing

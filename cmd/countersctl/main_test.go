@@ -290,3 +290,17 @@ func TestWebhookCommands(t *testing.T) {
 		t.Errorf("requests %s, want %s", strings.Join(got, ", "), want)
 	}
 }
+
+// --timeout bounds a command, retries included: a service that never
+// answers is an error (exit 1) after it, not a hang.
+func TestTimeoutEndsACommandThatGetsNoAnswer(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-stop
+	}))
+	defer srv.Close()
+	defer close(stop)
+	runSession(t, []string{"COUNTERS_URL=" + srv.URL}, []step{
+		{args: args("inc", "a", "--timeout", "200ms"), code: 1, err: "no answer within --timeout 200ms"},
+	})
+}
