@@ -35,31 +35,33 @@ var reportedExit = regexp.MustCompile(`EXITSTATUS ([0-9]+)`)
 // service with the Redis cache, as scripts/run serves them, answer what the
 // README says they answer.
 func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
-	runExamples(t, "../../README.md", 10)
+	runExamples(t, "README.md", 10)
 }
 
-// The Go client's guide shows a countersctl line beside each curl line;
-// run top to bottom on a fresh service, both answer what it says.
-func TestClientGuideExamplesAnswerAsDocumented(t *testing.T) {
-	runExamples(t, "../../docs/client.md", 10)
+// The guides' worked examples likewise, each guide on a service of its own.
+func TestGuideExamplesAnswerAsDocumented(t *testing.T) {
+	for _, guide := range []string{"docs/client.md"} {
+		t.Run(guide, func(t *testing.T) { runExamples(t, guide, 3) })
+	}
 }
 
-// runExamples runs the example blocks of a markdown file, which must have
-// at least min requests, against a fresh service with the Redis cache.
-func runExamples(t *testing.T, file string, min int) {
-	if _, err := exec.LookPath("curl"); err != nil {
+// runExamples runs the example blocks of the markdown file doc (from the
+// repository's root), which must hold at least least requests.
+func runExamples(t *testing.T, doc string, least int) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
 		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
 	}
-	readme, err := os.ReadFile(file)
+	text, err := os.ReadFile("../../" + doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := readmetest.Parse(readme)
+	examples, err := readmetest.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(examples) < min {
-		t.Fatalf("found %d example requests in %s; are the blocks still marked %s?", len(examples), file, readmetest.Marker)
+	if len(examples) < least {
+		t.Fatalf("found %d example requests in %s; are the blocks still marked %s?", len(examples), doc, readmetest.Marker)
 	}
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for what the examples write, such as badge.svg
@@ -77,29 +79,27 @@ func runExamples(t *testing.T, file string, min int) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		runErr := cmd.Run()
-		var status int
+		status := 200 // what a countersctl line that exits 0 is held to
 		if readmetest.IsCountersctl(ex.Command) {
-			m := reportedExit.FindSubmatch(stderr.Bytes())
-			if m == nil || string(m[1]) != "0" {
-				t.Errorf("%s:%d: %s\ncountersctl failed (%v): %s", file, ex.Line, ex.Command, runErr, stderr.Bytes())
+			if m := reportedExit.FindSubmatch(stderr.Bytes()); m == nil || string(m[1]) != "0" {
+				t.Errorf("%s:%d: %s\ncountersctl failed (%v): %s", doc, ex.Line, ex.Command, runErr, stderr.Bytes())
 				continue
 			}
-			status = 200
 		} else {
 			m := reportedStatus.FindSubmatch(stderr.Bytes())
 			if m == nil {
-				t.Errorf("%s:%d: %s\ncurl reported no status: %v\n%s", file, ex.Line, ex.Command, runErr, stderr.Bytes())
+				t.Errorf("%s:%d: %s\ncurl (%s) reported no status: %v\n%s", doc, ex.Line, ex.Command, curl, runErr, stderr.Bytes())
 				continue
 			}
 			status, _ = strconv.Atoi(string(m[1]))
 		}
-		doc, err := readmetest.ParseDocumented(ex.Answer)
+		answer, err := readmetest.ParseDocumented(ex.Answer)
 		if err != nil {
-			t.Errorf("%s:%d: %v", file, ex.Line, err)
+			t.Errorf("%s:%d: %v", doc, ex.Line, err)
 			continue
 		}
-		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("%s:%d: %s\n%s\nanswered: %s", file, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+		if d := readmetest.Compare(answer, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
+			t.Errorf("%s:%d: %s\n%s\nanswered: %s", doc, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
 		}
 	}
 }
