@@ -90,6 +90,9 @@ func TestEveryErrorCodeOfTheServiceIsItsTypedError(t *testing.T) {
 	noToken, _ := newClient(t, guarded.URL, client.Options{})
 	limited := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) {
 		c.HitsRateLimit, c.HitsDedupWindow = 1, 0
+		// A limit check that timed out on a loaded machine would let the
+		// second hit through (fail open).
+		c.RedisTimeout = 5 * time.Second
 	})
 	hits, _ := newClient(t, limited.URL, client.Options{})
 	db := testenv.StartMariaDB(t)
