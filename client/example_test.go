@@ -142,9 +142,8 @@ func ExampleClient_History() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	today := h.Points[len(h.Points)-1]
-	fmt.Println(len(h.Points), "days;", "today:", today.Count, "in all:", h.Total)
-	// Output: 30 days; today: 7 in all: 7
+	fmt.Println(len(h.Points), "days, counting", h.Total)
+	// Output: 30 days, counting 7
 }
 
 func ExampleClient_Export() {
