@@ -32,14 +32,13 @@ func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(forma
 
 // env is what a command runs with.
 type env struct {
-	ctx    context.Context
-	c      *client.Client
-	stdin  io.Reader
-	out    io.Writer
-	json   bool
-	fs     *flag.FlagSet
-	args   []string // the positional arguments after the command's words
-	getenv func(string) string
+	ctx   context.Context
+	c     *client.Client
+	stdin io.Reader
+	out   io.Writer
+	json  bool
+	fs    *flag.FlagSet
+	args  []string // the positional arguments after the command's words
 }
 
 // command is one command of the table.
@@ -120,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			}
 		})
 	}
-	err = cmd.run(&env{ctx: ctx, c: c, stdin: stdin, out: stdout, json: g.json, fs: fs, args: pos, getenv: getenv})
+	err = cmd.run(&env{ctx: ctx, c: c, stdin: stdin, out: stdout, json: g.json, fs: fs, args: pos})
 	var ue usageError
 	var ae *client.Error
 	switch {
