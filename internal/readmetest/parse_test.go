@@ -1,6 +1,8 @@
 package readmetest_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,7 +25,7 @@ const sample = "Intro\n\n" +
 	"<!-- example -->\n```sh\nexport T=\"x\"\ncurl -X DELETE \"$B/c\"   # => 204\n```\n"
 
 func TestParseFindsTheMarkedRequestsTheirSetupAndAnswers(t *testing.T) {
-	ex, err := readmetest.Parse([]byte(sample))
+	ex, err := readmetest.Parse("sample.md", []byte(sample))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +41,14 @@ func TestParseFindsTheMarkedRequestsTheirSetupAndAnswers(t *testing.T) {
 	if got, want := strings.Join(ex[1].Answer, "|"), `HTTP/1.1 200 OK|Idempotent-Replayed: true|{"value":3,...}`; got != want {
 		t.Errorf("answer lines: %q, want %q", got, want)
 	}
-	if got, want := strings.Join(ex[2].Setup, "|"), `B=http://localhost:8080|export T="x"`; got != want {
-		t.Errorf("setup of a later block: %q, want %q", got, want)
+	if got, want := strings.Join(ex[0].Setup, "|"), `B=http://localhost:8080`; got != want {
+		t.Errorf("setup before the first request: %q, want %q", got, want)
 	}
-	if ex[2].Line != 23 {
-		t.Errorf("line %d, want 23", ex[2].Line)
+	if got, want := strings.Join(ex[2].Setup, "|"), `export T="x"`; got != want {
+		t.Errorf("setup of a later block, each assignment once: %q, want %q", got, want)
+	}
+	if ex[2].File != "sample.md" || ex[2].Line != 23 {
+		t.Errorf("at %s:%d, want sample.md:23", ex[2].File, ex[2].Line)
 	}
 }
 
@@ -55,8 +60,12 @@ func TestParseRefusesWhatItWouldSkip(t *testing.T) {
 		"marker before another fence": "<!-- example -->\n```json\n{}\n```\n",
 		"open quote":                  "<!-- example -->\n```sh\ncurl -d '{\n```\n",
 	} {
-		if _, err := readmetest.Parse([]byte(readme)); err == nil {
+		_, err := readmetest.Parse("guide.md", []byte(readme))
+		switch {
+		case err == nil:
 			t.Errorf("%s: no error", name)
+		case !strings.HasPrefix(err.Error(), "guide.md:"):
+			t.Errorf("%s: %q does not name the file", name, err)
 		}
 	}
 }
@@ -97,8 +106,27 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestDocumentsListsTheREADMEAndEveryGuideUnderDocs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"README.md", "docs/keys.md", "docs/a/deep.md", "docs/chart.svg", "other.md"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := readmetest.Documents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(got, " "), "README.md docs/a/deep.md docs/keys.md"; got != want {
+		t.Errorf("Documents = %s, want %s", got, want)
+	}
+}
+
 func TestParseTakesCountersctlLinesAsRequests(t *testing.T) {
-	ex, err := readmetest.Parse([]byte("<!-- example -->\n```sh\ncountersctl inc hits/a   # => 1\ncountersctl ls hits/\n# => hits/a\t1\n```\n"))
+	ex, err := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\ncountersctl inc hits/a   # => 1\ncountersctl ls hits/\n# => hits/a\t1\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

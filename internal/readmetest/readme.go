@@ -1,12 +1,16 @@
-// Package readmetest reads the worked examples out of README.md, so that a
-// test can run them against a real service and hold every documented answer
-// to the real one. It knows the README's conventions and nothing of HTTP.
+// Package readmetest reads the worked examples out of the project's
+// markdown (README.md and every guide in docs/), so that a test can run them
+// against a real service and hold every documented answer to the real one.
+// It knows the conventions and nothing of HTTP.
 //
-// The conventions, in README.md:
+// The conventions, the same in every markdown file:
 //
 //   - An example block is a ```sh fence on the line after <!-- example -->.
-//     Example blocks run top to bottom as one shell session would: a
-//     variable set in one (B=..., export T=...) holds in the later ones.
+//     The example blocks of one file run top to bottom in one shell session,
+//     against a service of their own that starts empty: a variable set in
+//     one (B=..., export T=..., SECRET=$(curl ...)) is set once and holds in
+//     the later ones of the same file, and what one file counts no other
+//     file sees.
 //   - In an example block a line starting with "curl" or "countersctl" is
 //     a request (a trailing backslash continues it), a line like NAME=value
 //     or export NAME=value sets variables, a line starting with # is a
@@ -26,6 +30,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -40,19 +46,20 @@ const answerMark = "# =>"
 
 // Example is one request of an example block.
 type Example struct {
-	Line    int      // of README.md, where the request starts
-	Setup   []string // the variable lines of this and earlier example blocks before the request
+	File    string   // the markdown file, as Parse was told its name
+	Line    int      // of File, where the request starts
+	Setup   []string // the variable lines since the request before (of this file), run before this one
 	Command string   // the curl command, its continuation lines joined by newlines
 	Answer  []string // the documented answer's lines, without "# =>"
 }
 
 var assignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
 
-// Parse returns the requests of the example blocks of a README in order.
-// A line it cannot place, or an answer outside an example block, is an
-// error naming the line: an example the test would silently skip is worse
-// than none.
-func Parse(readme []byte) ([]Example, error) {
+// Parse returns the requests of the example blocks of a markdown file in
+// order; file is the name its examples and errors carry. A line it cannot
+// place, or an answer outside an example block, is an error naming the file
+// and line: an example the test would silently skip is worse than none.
+func Parse(file string, text []byte) ([]Example, error) {
 	var (
 		examples []Example
 		setup    []string
@@ -63,7 +70,7 @@ func Parse(readme []byte) ([]Example, error) {
 		owner    = -1 // the example that answer lines belong to, -1 for none
 		setupRun bool // the previous line was a continued assignment
 	)
-	lines := strings.Split(string(readme), "\n")
+	lines := strings.Split(string(text), "\n")
 	for i, raw := range lines {
 		n := i + 1
 		line := strings.TrimRight(raw, " \t\r")
@@ -72,7 +79,7 @@ func Parse(readme []byte) ([]Example, error) {
 			if strings.HasPrefix(trimmed, "```") {
 				inBlock, example = true, marked && trimmed == "```sh"
 				if marked && !example {
-					return nil, fmt.Errorf("README.md:%d: %s must be followed by a ```sh fence", n, Marker)
+					return nil, fmt.Errorf("%s:%d: %s must be followed by a ```sh fence", file, n, Marker)
 				}
 				owner = -1
 			}
@@ -81,14 +88,14 @@ func Parse(readme []byte) ([]Example, error) {
 		}
 		if strings.HasPrefix(trimmed, "```") {
 			if cont {
-				return nil, fmt.Errorf("README.md:%d: the block ends inside a continued line", n)
+				return nil, fmt.Errorf("%s:%d: the block ends inside a continued line", file, n)
 			}
 			inBlock = false
 			continue
 		}
 		if !example {
 			if strings.Contains(line, answerMark) {
-				return nil, fmt.Errorf("README.md:%d: an answer in a block that is not marked %s", n, Marker)
+				return nil, fmt.Errorf("%s:%d: an answer in a block that is not marked %s", file, n, Marker)
 			}
 			continue
 		}
@@ -107,14 +114,15 @@ func Parse(readme []byte) ([]Example, error) {
 			owner = -1
 		case strings.HasPrefix(trimmed, answerMark):
 			if owner < 0 {
-				return nil, fmt.Errorf("README.md:%d: an answer that follows no request", n)
+				return nil, fmt.Errorf("%s:%d: an answer that follows no request", file, n)
 			}
 			examples[owner].Answer = append(examples[owner].Answer, strings.TrimSpace(strings.TrimPrefix(trimmed, answerMark)))
 		case strings.HasPrefix(trimmed, "#"):
 			owner = -1
 		case strings.HasPrefix(trimmed, "curl ") || IsCountersctl(trimmed):
 			cmd, answer, found := strings.Cut(line, " "+answerMark)
-			ex := Example{Line: n, Setup: append([]string(nil), setup...), Command: strings.TrimRight(cmd, " ")}
+			ex := Example{File: file, Line: n, Setup: setup, Command: strings.TrimRight(cmd, " ")}
+			setup = nil
 			if found {
 				ex.Answer = []string{strings.TrimSpace(answer)}
 			}
@@ -126,11 +134,11 @@ func Parse(readme []byte) ([]Example, error) {
 			owner, setupRun = -1, true
 			cont = continues(line)
 		default:
-			return nil, fmt.Errorf("README.md:%d: %q is neither a request, an assignment, an answer nor a comment", n, trimmed)
+			return nil, fmt.Errorf("%s:%d: %q is neither a request, an assignment, an answer nor a comment", file, n, trimmed)
 		}
 	}
 	if inBlock {
-		return nil, fmt.Errorf("README.md: a fence is never closed")
+		return nil, fmt.Errorf("%s: a fence is never closed", file)
 	}
 	return examples, nil
 }
@@ -397,4 +405,21 @@ func match(want, have any, path string) string {
 		}
 		return ""
 	}
+}
+
+// Documents returns the markdown files whose examples are held to the
+// service, relative to the repository's root: README.md, then every .md
+// file under docs/, in name order. A guide added to docs/ is run without
+// anyone having to list it.
+func Documents(root string) ([]string, error) {
+	docs := []string{"README.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), ".md") {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		docs = append(docs, filepath.ToSlash(rel))
+		return err
+	})
+	return docs, err
 }

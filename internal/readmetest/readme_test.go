@@ -1,10 +1,10 @@
 package readmetest_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,8 +16,11 @@ import (
 	"countersvc/internal/testenv"
 )
 
-// documentedBase is the address the README's examples send to; the test
-// sends them to its own service instead.
+// root is the repository, where README.md and docs/ are.
+const root = "../.."
+
+// documentedBase is the address the examples send to; the test sends them
+// to its own service instead.
 const documentedBase = "http://localhost:8080"
 
 // curlWrapper makes each request quiet, bounded in time, and report its
@@ -31,67 +34,77 @@ var reportedStatus = regexp.MustCompile(`HTTPSTATUS ([0-9]{3})`)
 // stderr says why.
 const ctlWrapper = `countersctl() { command countersctl "$@"; local s=$?; [ $s = 0 ] && echo 'HTTPSTATUS 200' >&2 || echo "countersctl exited $s, so no status" >&2; }`
 
-// The README's worked examples, run top to bottom with curl against a fresh
-// service with the Redis cache, as scripts/run serves them, answer what the
-// README says they answer.
-func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
-	runExamples(t, "README.md", 10)
-}
-
-// The guides' worked examples likewise, each guide on a service of its own.
-func TestGuideExamplesAnswerAsDocumented(t *testing.T) {
-	for _, guide := range []string{"docs/client.md"} {
-		t.Run(guide, func(t *testing.T) { runExamples(t, guide, 3) })
-	}
-}
-
-// runExamples runs the example blocks of the markdown file doc (from the
-// repository's root), which must hold at least least requests.
-func runExamples(t *testing.T, doc string, least int) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
+// The worked examples of README.md and of every guide in docs/, each file
+// run top to bottom with curl against a fresh service of its own with the
+// Redis cache, as scripts/run serves them, answer what the file says they
+// answer. A file starts empty, so that its examples read as the first
+// session of a newcomer and no guide depends on what another counted.
+func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
 	}
-	text, err := os.ReadFile("../../" + doc)
+	files, err := readmetest.Documents(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := readmetest.Parse(text)
-	if err != nil {
-		t.Fatal(err)
+	for _, file := range files {
+		text, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples, err := readmetest.Parse(file, text)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if file == "README.md" && len(examples) < 10 {
+			t.Errorf("found %d example requests in README.md; are the blocks still marked %s?", len(examples), readmetest.Marker)
+		}
+		if len(examples) == 0 {
+			continue
+		}
+		t.Run(file, func(t *testing.T) { runExamples(t, examples) })
 	}
-	if len(examples) < least {
-		t.Fatalf("found %d example requests in %s; are the blocks still marked %s?", len(examples), doc, readmetest.Marker)
-	}
+}
+
+// runExamples runs one file's examples as one shell session, top to
+// bottom, against a service of their own; each request's answer goes to a
+// file of its own, and a failure names the file and line of the request.
+func runExamples(t *testing.T, examples []readmetest.Example) {
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
-	dir := t.TempDir() // for what the examples write, such as badge.svg
+	dir := t.TempDir() // for the answers and what the examples write, such as badge.svg
 	path := os.Getenv("PATH")
 	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool { return readmetest.IsCountersctl(ex.Command) }) {
 		buildCountersctl(t, dir)
 		path = dir + string(os.PathListSeparator) + path
 	}
-	for _, ex := range examples {
-		script := strings.Join(append(append([]string{curlWrapper, ctlWrapper}, ex.Setup...), ex.Command), "\n")
-		script = strings.ReplaceAll(script, documentedBase, env.URL)
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		runErr := cmd.Run()
-		m := reportedStatus.FindSubmatch(stderr.Bytes())
+	script := []string{curlWrapper, ctlWrapper}
+	for i, ex := range examples {
+		script = append(script, ex.Setup...)
+		script = append(script, fmt.Sprintf("{\n%s\n} >%d.out 2>%d.err", ex.Command, i, i))
+	}
+	cmd := exec.Command("bash", "-c", strings.ReplaceAll(strings.Join(script, "\n"), documentedBase, env.URL))
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("the session ended with %v: %s", err, out) // each request's status below says what failed
+	}
+	for i, ex := range examples {
+		stdout, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.out", i)))
+		stderr, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.err", i)))
+		m := reportedStatus.FindSubmatch(stderr)
 		if m == nil {
-			t.Errorf("%s:%d: %s\ncurl (%s) reported no status: %v\n%s", doc, ex.Line, ex.Command, curl, runErr, stderr.Bytes())
+			t.Errorf("%s:%d: %s\ncurl reported no status:\n%s", ex.File, ex.Line, ex.Command, stderr)
 			continue
 		}
 		status, _ := strconv.Atoi(string(m[1]))
-		answer, err := readmetest.ParseDocumented(ex.Answer)
+		doc, err := readmetest.ParseDocumented(ex.Answer)
 		if err != nil {
-			t.Errorf("%s:%d: %v", doc, ex.Line, err)
+			t.Errorf("%s:%d: %v", ex.File, ex.Line, err)
 			continue
 		}
-		if d := readmetest.Compare(answer, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("%s:%d: %s\n%s\nanswered: %s", doc, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout, status)); d != "" {
+			t.Errorf("%s:%d: %s\n%s\nanswered: %s", ex.File, ex.Line, ex.Command, d, firstLines(string(stdout), 8))
 		}
 	}
 }
@@ -99,7 +112,7 @@ func runExamples(t *testing.T, doc string, least int) {
 // buildCountersctl builds the command into dir for the examples to run.
 func buildCountersctl(t *testing.T, dir string) {
 	t.Helper()
-	if out, err := exec.Command("go", "build", "-o", dir, "../../cmd/countersctl").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", dir, root+"/cmd/countersctl").CombinedOutput(); err != nil {
 		t.Fatalf("go build countersctl: %v: %s", err, out)
 	}
 }
