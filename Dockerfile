@@ -7,10 +7,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/countersvc .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/countersvc . && \
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/countersctl ./cmd/countersctl
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/countersvc /countersvc
+# The command-line client, for: docker compose exec counters /countersctl get hello
+# (inside the container the service is http://localhost:8080, and loopback).
+COPY --from=build /out/countersctl /countersctl
 USER nonroot:nonroot
 ENV COUNTERS_ADDR=:8080
 EXPOSE 8080

@@ -124,3 +124,13 @@ func TestDocumentsListsTheREADMEAndEveryGuideUnderDocs(t *testing.T) {
 		t.Errorf("Documents = %s, want %s", got, want)
 	}
 }
+
+func TestParseTakesCountersctlLinesAsRequests(t *testing.T) {
+	ex, err := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\ncountersctl inc hits/a   # => 1\ncountersctl ls hits/\n# => hits/a\t1\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 2 || !readmetest.IsCountersctl(ex[0].Command) || strings.Join(ex[0].Answer, "|") != "1" || strings.Join(ex[1].Answer, "|") != "hits/a\t1" {
+		t.Errorf("parsed %+v, want two countersctl requests answering 1 and hits/a<TAB>1", ex)
+	}
+}

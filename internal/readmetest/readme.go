@@ -11,9 +11,11 @@
 //     one (B=..., export T=..., SECRET=$(curl ...)) is set once and holds in
 //     the later ones of the same file, and what one file counts no other
 //     file sees.
-//   - In an example block a line starting with "curl" is a request (a
-//     trailing backslash continues it), a line like NAME=value or export
-//     NAME=value sets variables, a line starting with # is a comment.
+//   - In an example block a line starting with "curl" or "countersctl" is
+//     a request (a trailing backslash continues it), a line like NAME=value
+//     or export NAME=value sets variables, a line starting with # is a
+//     comment. A countersctl request must exit 0, and its documented answer
+//     is what it prints.
 //   - "# => " starts the documented answer of the request before it, at the
 //     end of the request's line or on lines of its own after it:
 //     "# => 201 {...}" is a status and a JSON body, "# => 204" a status
@@ -117,7 +119,7 @@ func Parse(file string, text []byte) ([]Example, error) {
 			examples[owner].Answer = append(examples[owner].Answer, strings.TrimSpace(strings.TrimPrefix(trimmed, answerMark)))
 		case strings.HasPrefix(trimmed, "#"):
 			owner = -1
-		case strings.HasPrefix(trimmed, "curl "):
+		case strings.HasPrefix(trimmed, "curl ") || IsCountersctl(trimmed):
 			cmd, answer, found := strings.Cut(line, " "+answerMark)
 			ex := Example{File: file, Line: n, Setup: setup, Command: strings.TrimRight(cmd, " ")}
 			setup = nil
@@ -139,6 +141,11 @@ func Parse(file string, text []byte) ([]Example, error) {
 		return nil, fmt.Errorf("%s: a fence is never closed", file)
 	}
 	return examples, nil
+}
+
+// IsCountersctl reports whether a request runs countersctl rather than curl.
+func IsCountersctl(command string) bool {
+	return strings.HasPrefix(strings.TrimSpace(command), "countersctl ")
 }
 
 // continues reports whether the shell reads on after this text: it ends

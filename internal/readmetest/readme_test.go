@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,11 @@ const documentedBase = "http://localhost:8080"
 const curlWrapper = `curl() { command curl -sS --max-time 20 -w '%{stderr}\nHTTPSTATUS %{http_code}\n' "$@"; }`
 
 var reportedStatus = regexp.MustCompile(`HTTPSTATUS ([0-9]{3})`)
+
+// ctlWrapper holds a countersctl line to what a curl line answering 200
+// is held to when it exits 0; any other exit reports no status, and its
+// stderr says why.
+const ctlWrapper = `countersctl() { command countersctl "$@"; local s=$?; [ $s = 0 ] && echo 'HTTPSTATUS 200' >&2 || echo "countersctl exited $s, so no status" >&2; }`
 
 // The worked examples of README.md and of every guide in docs/, each file
 // run top to bottom with curl against a fresh service of its own with the
@@ -67,14 +73,19 @@ func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
 func runExamples(t *testing.T, examples []readmetest.Example) {
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for the answers and what the examples write, such as badge.svg
-	script := []string{curlWrapper}
+	path := os.Getenv("PATH")
+	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool { return readmetest.IsCountersctl(ex.Command) }) {
+		buildCountersctl(t, dir)
+		path = dir + string(os.PathListSeparator) + path
+	}
+	script := []string{curlWrapper, ctlWrapper}
 	for i, ex := range examples {
 		script = append(script, ex.Setup...)
 		script = append(script, fmt.Sprintf("{\n%s\n} >%d.out 2>%d.err", ex.Command, i, i))
 	}
 	cmd := exec.Command("bash", "-c", strings.ReplaceAll(strings.Join(script, "\n"), documentedBase, env.URL))
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "COUNTERS_API_TOKEN="}
+	cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("the session ended with %v: %s", err, out) // each request's status below says what failed
 	}
@@ -95,6 +106,14 @@ func runExamples(t *testing.T, examples []readmetest.Example) {
 		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout, status)); d != "" {
 			t.Errorf("%s:%d: %s\n%s\nanswered: %s", ex.File, ex.Line, ex.Command, d, firstLines(string(stdout), 8))
 		}
+	}
+}
+
+// buildCountersctl builds the command into dir for the examples to run.
+func buildCountersctl(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("go", "build", "-o", dir, root+"/cmd/countersctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build countersctl: %v: %s", err, out)
 	}
 }
 

@@ -1,0 +1,72 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// HistoryOptions choose the periods of a history; the zero value is the
+// last 30 days in UTC.
+type HistoryOptions struct {
+	Step string // "hour", "day" (default) or "month"
+	// From and To bound the half-open range [From, To): RFC 3339 times,
+	// YYYY-MM-DD (local midnight in TZ) or YYYY-MM; empty for the defaults
+	// (To the end of the current period, From 30 periods earlier, 48 for
+	// hours).
+	From, To string
+	TZ       string // an IANA zone where days and months start; default UTC
+}
+
+// History is how many increments each period counted.
+type History struct {
+	Name   string    `json:"name,omitempty"`
+	Prefix string    `json:"prefix,omitempty"`
+	Step   string    `json:"step"`
+	TZ     string    `json:"tz"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Points []Point   `json:"points"`
+	Total  int64     `json:"total"`
+}
+
+// Point is one period of a History; Start carries the zone's offset.
+type Point struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+	// Visitors is the period's distinct visitors, where the service counts
+	// them (page hits, by day); nil where it does not.
+	Visitors *int64 `json:"visitors,omitempty"`
+}
+
+// History returns the counts of the counter name per period. Errors:
+// NotFound (neither a value nor history), InvalidArgument (an unknown step
+// or zone, a bad time, more than 1,000 points).
+func (c *Client) History(ctx context.Context, name string, opts HistoryOptions) (History, error) {
+	return c.history(ctx, "/counters/"+esc(name)+"/history", opts.query())
+}
+
+// PrefixHistory sums the counts of every counter whose name starts with
+// prefix (not empty) per period.
+func (c *Client) PrefixHistory(ctx context.Context, prefix string, opts HistoryOptions) (History, error) {
+	q := opts.query()
+	q.Set("prefix", prefix)
+	return c.history(ctx, "/history", q)
+}
+
+func (c *Client) history(ctx context.Context, path string, q url.Values) (History, error) {
+	var out History
+	_, err := c.call(ctx, request{method: http.MethodGet, path: path, query: q}, &out)
+	return out, err
+}
+
+func (o HistoryOptions) query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"step": o.Step, "from": o.From, "to": o.To, "tz": o.TZ} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}

@@ -1,0 +1,121 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ID is the id of a webhook or a delivery, as text: the API leaves open
+// whether it is a number or a string, and either reads as an ID.
+type ID string
+
+// UnmarshalJSON reads a JSON number or string.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(b, []byte(`"`)) {
+		var s string
+		err := json.Unmarshal(b, &s)
+		*id = ID(s)
+		return err
+	}
+	var n json.Number
+	err := json.Unmarshal(b, &n)
+	*id = ID(n)
+	return err
+}
+
+// Webhook calls a URL when a counter crosses a threshold.
+type Webhook struct {
+	ID         ID         `json:"id"`
+	URL        string     `json:"url"`
+	Name       string     `json:"name,omitempty"`   // the one counter it watches, or
+	Prefix     string     `json:"prefix,omitempty"` // every counter under a prefix
+	Thresholds []int64    `json:"thresholds,omitempty"`
+	Every      int64      `json:"every,omitempty"`
+	Direction  string     `json:"direction"` // up, down or both
+	CreatedAt  time.Time  `json:"created_at"`
+	DisabledAt *time.Time `json:"disabled_at"`
+	// Secret signs the calls (Standard Webhooks), in CreateWebhook's answer
+	// only.
+	Secret string `json:"secret,omitempty"`
+}
+
+// WebhookRequest describes a new webhook: Name or Prefix, and Thresholds
+// and/or Every.
+type WebhookRequest struct {
+	URL        string  `json:"url"`
+	Name       string  `json:"name,omitempty"`
+	Prefix     string  `json:"prefix,omitempty"`
+	Thresholds []int64 `json:"thresholds,omitempty"`
+	Every      int64   `json:"every,omitempty"`
+	Direction  string  `json:"direction,omitempty"` // default up
+}
+
+// Delivery is one event sent, or being sent, to a webhook.
+type Delivery struct {
+	ID             ID              `json:"id"`
+	Status         string          `json:"status"` // pending, delivered or failed
+	Attempts       int             `json:"attempts"`
+	LastStatusCode *int            `json:"last_status_code"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at"`
+	Event          json.RawMessage `json:"event"`
+}
+
+// CreateWebhook makes a webhook and returns it with its secret. Errors:
+// InvalidArgument (such as a URL that resolves to a private address).
+func (c *Client) CreateWebhook(ctx context.Context, w WebhookRequest) (Webhook, error) {
+	body, err := jsonBody(w)
+	if err != nil {
+		return Webhook{}, err
+	}
+	var out Webhook
+	_, err = c.call(ctx, request{method: http.MethodPost, path: "/webhooks", body: body, retry: retryUnsent}, &out)
+	return out, err
+}
+
+// Webhooks lists the webhooks, without secrets.
+func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
+	var out struct {
+		Webhooks []Webhook `json:"webhooks"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/webhooks"}, &out)
+	return out.Webhooks, err
+}
+
+// Webhook returns the webhook id, without its secret.
+func (c *Client) Webhook(ctx context.Context, id ID) (Webhook, error) {
+	var out Webhook
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/webhooks/" + esc(string(id))}, &out)
+	return out, err
+}
+
+// DeleteWebhook deletes the webhook id.
+func (c *Client) DeleteWebhook(ctx context.Context, id ID) error {
+	_, err := c.call(ctx, request{method: http.MethodDelete, path: "/webhooks/" + esc(string(id))}, nil)
+	return err
+}
+
+// Deliveries returns the webhook's latest deliveries, newest first; limit 0
+// is the service's default.
+func (c *Client) Deliveries(ctx context.Context, id ID, limit int) ([]Delivery, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Deliveries []Delivery `json:"deliveries"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/webhooks/" + esc(string(id)) + "/deliveries", query: q}, &out)
+	return out.Deliveries, err
+}
+
+// EnableWebhook makes a webhook that was disabled (by a 410, or by failing
+// for days) deliver again.
+func (c *Client) EnableWebhook(ctx context.Context, id ID) error {
+	_, err := c.call(ctx, request{method: http.MethodPost, path: "/webhooks/" + esc(string(id)) + "/enable"}, nil)
+	return err
+}
