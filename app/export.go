@@ -20,7 +20,7 @@ import (
 // failure ends the stream with one line {"error": {...}}, so that a reader
 // never takes a cut stream for the whole.
 func (h *counterHandlers) export(c *fiber.Ctx) error {
-	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), Limit: counters.MaxListLimit}
+	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), Limit: counters.MaxListLimit, Fresh: true}
 	ctx, cancel := h.dbContext(c)
 	page, err := h.svc.List(ctx, f)
 	cancel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"countersvc/internal/apptest"
+	"countersvc/internal/testenv"
 )
 
 // Export streams every counter under the prefix, past the list's page
@@ -70,6 +71,26 @@ func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
 		}
 		if lines != tc.want {
 			t.Errorf("prefix %q: %d lines, want %d", tc.prefix, lines, tc.want)
+		}
+	}
+}
+
+// An export is a backup: it holds every write answered before it began,
+// even where a listing of the same prefix is still served from the cache.
+func TestExportHoldsEveryAnsweredWriteWhileListsAreCached(t *testing.T) {
+	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
+	env.Do(t, "PUT", "/v1/counters/shop%2Fsold", `{"value": 1}`)
+	if res := env.Do(t, "GET", "/v1/counters?prefix=shop/", ""); res.Status != 200 {
+		t.Fatalf("list: %d %s", res.Status, res.Body)
+	}
+	for want := int64(2); want <= 5; want++ {
+		if res := env.Do(t, "POST", "/v1/counters/shop%2Fsold/increment", ""); res.Status != 200 {
+			t.Fatalf("increment: %d %s", res.Status, res.Body)
+		}
+		res := env.Do(t, "GET", "/v1/export?prefix=shop/", "")
+		var line struct{ Value int64 }
+		if err := json.Unmarshal(bytes.TrimSpace(res.Body), &line); err != nil || line.Value != want {
+			t.Fatalf("export right after the increment answered %d: %s (%v), want value %d", want, res.Body, err, want)
 		}
 	}
 }

@@ -14,7 +14,11 @@ import (
 // the time its MySQL read began and is served only while younger than
 // ListTTL, so a listing lags writes by at most ListTTL however late Redis
 // stores it. (Lag measured with this host's clock; hosts must keep time.)
+// A Fresh listing is read from MySQL.
 func (s *Store) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
+	if f.Fresh {
+		return s.next.Store.List(ctx, f)
+	}
 	key := s.keys.list(f)
 	p, err := s.listLookup(ctx, key)
 	switch {

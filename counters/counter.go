@@ -92,6 +92,10 @@ type ListFilter struct {
 	Prefix string
 	After  string
 	Limit  int
+	// Fresh reads past every cache: the page holds every write answered
+	// before the read began. An export needs it; a listing may lag by the
+	// list TTL and be served from the cache.
+	Fresh bool
 }
 
 // Limits of ListFilter.Limit.
