@@ -90,8 +90,14 @@ func readBody(limit int) fiber.Handler {
 		}
 		stream := c.Context().RequestBodyStream()
 		if streamsBody(req.Header.Method(), req.Header.RequestURI()) {
+			body := &streamedBody{r: stream}
+			c.Locals(streamedBodyKey, body)
 			err := c.Next()
-			if stream != nil {
+			// Only what the handler left unread: fasthttp's reader of a
+			// chunked body, read to its end, blocks on a further read
+			// instead of answering EOF again, which held every chunked
+			// import's answer for drainTime.
+			if stream != nil && !body.ended {
 				c.Context().Conn().SetReadDeadline(time.Now().Add(drainTime))
 				io.CopyN(io.Discard, stream, drainLimit)
 			}
@@ -132,6 +138,37 @@ func readBody(limit int) fiber.Handler {
 		req.Header.Del(fiber.HeaderContentEncoding)
 		return c.Next()
 	}
+}
+
+// streamedBody is the body of a request that streams it (an import), as its
+// handler reads it: it notes when the body ended.
+type streamedBody struct {
+	r     io.Reader // nil: no body
+	ended bool
+}
+
+func (b *streamedBody) Read(p []byte) (int, error) {
+	if b.r == nil {
+		b.ended = true
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.ended = true
+	}
+	return n, err
+}
+
+// streamedBodyKey holds a streaming request's *streamedBody in
+// fiber.Ctx.Locals.
+const streamedBodyKey = "countersvc.streamedBody"
+
+// requestStream is the body of a request that streams it, for its handler.
+func requestStream(c *fiber.Ctx) io.Reader {
+	if b, ok := c.Locals(streamedBodyKey).(*streamedBody); ok {
+		return b
+	}
+	return bytes.NewReader(nil)
 }
 
 // decodeBody undoes the request's Content-Encoding on body: gzip, or none.

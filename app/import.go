@@ -41,11 +41,7 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 		return err
 	}
 	opts.StepTimeout = h.stepTimeout
-	var body io.Reader = bytes.NewReader(nil)
-	if s := c.Context().RequestBodyStream(); s != nil {
-		body = s
-	}
-	body, closeBody, err := decodeBody(c, body)
+	body, closeBody, err := decodeBody(c, requestStream(c))
 	if err != nil {
 		return err
 	}

@@ -352,6 +352,25 @@ func TestImportStreamsManyLines(t *testing.T) {
 	wantValue(t, env, "bulk%2F119999", 119999)
 }
 
+// A body sent without a length (chunked, as from a pipe: gzip | curl -T -)
+// is answered as soon as it is read, like one with a length. The server
+// used to read on past its end for leftovers, where fasthttp's chunked
+// reader waits for more instead of answering EOF: five seconds each.
+func TestChunkedImportIsAnsweredOnceItsBodyEnds(t *testing.T) {
+	env := apptest.New(t)
+	req, _ := http.NewRequest("POST", env.URL+"/v1/import", io.MultiReader(strings.NewReader(`{"name": "piped", "value": 7}`+"\n"))) // no length: chunked
+	start := time.Now()
+	res, err := env.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if took := time.Since(start); res.StatusCode != 200 || took > 3*time.Second {
+		t.Fatalf("status %d after %v; want 200 as soon as the body ended", res.StatusCode, took)
+	}
+	wantValue(t, env, "piped", 7)
+}
+
 // A report names at most 1,000 skipped or refused lines, counts them all,
 // and says it was cut.
 func TestImportReportIsCapped(t *testing.T) {
