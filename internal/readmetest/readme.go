@@ -192,7 +192,17 @@ var (
 	headerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$`)
 )
 
-// ParseDocumented reads an example's answer lines.
+// Documented is the example's documented answer. A countersctl line's is
+// the text it prints, whatever that starts with: a value of 404, or a
+// board "201<TAB>ROCK", is no status.
+func (ex Example) Documented() (Answer, error) {
+	if IsCountersctl(ex.Command) {
+		return Answer{Body: strings.Join(ex.Answer, "\n")}, nil
+	}
+	return ParseDocumented(ex.Answer)
+}
+
+// ParseDocumented reads a curl example's answer lines.
 func ParseDocumented(lines []string) (Answer, error) {
 	var a Answer
 	var body []string
