@@ -15,7 +15,8 @@
 //     a request (a trailing backslash continues it), a line like NAME=value
 //     or export NAME=value sets variables, a line starting with # is a
 //     comment. A countersctl request must exit 0, and its documented answer
-//     is what it prints.
+//     is what it prints, read as text (or JSON when it starts with { or [):
+//     a number there is a value, never a status.
 //   - "# => " starts the documented answer of the request before it, at the
 //     end of the request's line or on lines of its own after it:
 //     "# => 201 {...}" is a status and a JSON body, "# => 204" a status
