@@ -309,9 +309,22 @@ func keysCreate(e *env) error {
 func keysList(e *env) error {
 	keys, err := e.c.Keys(e.ctx)
 	for _, k := range keys {
-		e.print("%d\t%s\t%s\t%s", k.ID, k.Name, strings.Join(k.Scopes, ","), strings.Join(k.Prefixes, ","))
+		e.print("%d\t%s\t%s\t%s", k.ID, k.Name, strings.Join(k.Scopes, ","), prefixColumn(k.Prefixes))
 	}
 	return err
+}
+
+// prefixColumn writes the prefix "" (every name) as "", as keys create
+// takes it: left empty, a key that may touch every name would read like
+// one that may touch none (a key for boards and tickets only).
+func prefixColumn(prefixes []string) string {
+	shown := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		if shown[i] = p; p == "" {
+			shown[i] = `""`
+		}
+	}
+	return strings.Join(shown, ",")
 }
 
 func keysRemove(e *env) error {

@@ -178,6 +178,24 @@ func TestKeyAndTicketCommands(t *testing.T) {
 	})
 }
 
+// keys ls tells a key that may touch every name (the prefix "") from one
+// that may touch none (boards and tickets only).
+func TestKeysLsTellsEveryNameFromNoName(t *testing.T) {
+	svc := apptest.New(t, func(c *config.Config) { c.APIToken = "admin-token" })
+	admin := []string{"COUNTERS_URL=" + svc.URL, "COUNTERS_TOKEN=admin-token"}
+	for _, k := range [][]string{
+		{"--name", "reports", "--scopes", "read", "--prefixes", ""},
+		{"--name", "boards", "--scopes", "read", "--companies", "7"},
+		{"--name", "shops", "--scopes", "read", "--prefixes", "shopA/,,shopB/"},
+	} {
+		if r := ctl(t, admin, append(args("keys", "create"), k...)...); r.code != 0 {
+			t.Fatalf("keys create %v: exit %d: %s", k, r.code, r.err)
+		}
+	}
+	runSession(t, admin, []step{{args: args("keys", "ls"),
+		out: "1\treports\tread\t\"\"\n2\tboards\tread\t\n3\tshops\tread\tshopA/,\"\",shopB/\n"}})
+}
+
 // Mistakes in the command line exit 2 and say what is wrong; none of them
 // reaches the service.
 func TestUsageErrorsExitTwo(t *testing.T) {

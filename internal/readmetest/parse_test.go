@@ -134,3 +134,27 @@ func TestParseTakesCountersctlLinesAsRequests(t *testing.T) {
 		t.Errorf("parsed %+v, want two countersctl requests answering 1 and hits/a<TAB>1", ex)
 	}
 }
+
+func TestACountersctlAnswerIsWhatItPrintsWhateverItStartsWith(t *testing.T) {
+	for _, c := range []struct {
+		name, doc, printed string
+		ok                 bool
+	}{
+		{"a value of three digits", "404", "404\n", true},
+		{"a board whose id has three digits", "201\tROCK", "201\tROCK\n", true},
+		{"a line like a header", "Bug: it crashes", "Bug: it crashes\n", true},
+		{"another value", "404", "405\n", false},
+	} {
+		ex, err := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\ncountersctl get x   # => "+c.doc+"\n```\n"))
+		if err != nil || len(ex) != 1 {
+			t.Fatalf("%s: parsed %+v, %v", c.name, ex, err)
+		}
+		doc, err := ex[0].Documented()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := readmetest.Compare(doc, readmetest.ParseReceived([]byte(c.printed), 200)); (d == "") != c.ok {
+			t.Errorf("%s: Compare says %q, want ok=%v", c.name, d, c.ok)
+		}
+	}
+}

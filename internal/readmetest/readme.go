@@ -15,7 +15,8 @@
 //     a request (a trailing backslash continues it), a line like NAME=value
 //     or export NAME=value sets variables, a line starting with # is a
 //     comment. A countersctl request must exit 0, and its documented answer
-//     is what it prints.
+//     is what it prints, read as text (or JSON when it starts with { or [):
+//     a number there is a value, never a status.
 //   - "# => " starts the documented answer of the request before it, at the
 //     end of the request's line or on lines of its own after it:
 //     "# => 201 {...}" is a status and a JSON body, "# => 204" a status
@@ -192,7 +193,17 @@ var (
 	headerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$`)
 )
 
-// ParseDocumented reads an example's answer lines.
+// Documented is the example's documented answer. A countersctl line's is
+// the text it prints, whatever that starts with: a value of 404, or a
+// board "201<TAB>ROCK", is no status.
+func (ex Example) Documented() (Answer, error) {
+	if IsCountersctl(ex.Command) {
+		return Answer{Body: strings.Join(ex.Answer, "\n")}, nil
+	}
+	return ParseDocumented(ex.Answer)
+}
+
+// ParseDocumented reads a curl example's answer lines.
 func ParseDocumented(lines []string) (Answer, error) {
 	var a Answer
 	var body []string

@@ -98,7 +98,7 @@ func runExamples(t *testing.T, examples []readmetest.Example) {
 			continue
 		}
 		status, _ := strconv.Atoi(string(m[1]))
-		doc, err := readmetest.ParseDocumented(ex.Answer)
+		doc, err := ex.Documented()
 		if err != nil {
 			t.Errorf("%s:%d: %v", ex.File, ex.Line, err)
 			continue
