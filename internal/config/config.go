@@ -51,6 +51,11 @@ type Config struct {
 	HitsDedupWindow time.Duration `env:"COUNTERS_HITS_DEDUP_WINDOW" envDefault:"30s"`
 	ImageProxies    []string      `env:"COUNTERS_IMAGE_PROXIES" envDefault:"github-camo" envSeparator:","`
 	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT" envDefault:"600"`
+
+	// Webhooks (webhooks/).
+	WebhookAllowPrivate bool `env:"COUNTERS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookMaxPerKey    int  `env:"COUNTERS_WEBHOOK_MAX_PER_KEY" envDefault:"100"`
+	WebhookWorkers      int  `env:"COUNTERS_WEBHOOK_WORKERS" envDefault:"16"`
 }
 
 // Load reads the environment and validates the result. The error is one line
@@ -119,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.CoalesceFlight > c.MySQLMaxConns {
 		return errors.New("COUNTERS_COALESCE_MAX_INFLIGHT: must not exceed COUNTERS_MYSQL_MAX_CONNS")
+	}
+	if c.WebhookMaxPerKey < 1 || c.WebhookWorkers < 1 {
+		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
 	}
 	if c.BodyLimit < 1024 {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")

@@ -33,6 +33,7 @@ import (
 	"countersvc/keys"
 	"countersvc/storage"
 	"countersvc/tickets"
+	"countersvc/webhooks"
 )
 
 // Service is the running service: its HTTP application and the parts tests
@@ -48,6 +49,8 @@ type Service struct {
 	TicketStore *storage.TicketStore
 	Tickets     tickets.Service
 	Keys        *keys.Service
+	Hooks       *storage.HookStore
+	Relay       *webhooks.Relay
 	Drain       *app.Drain // main.go starts it on SIGTERM
 
 	closers []func() error // in the order Close runs them
@@ -79,6 +82,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.onClose(s.Store.Close)
 	s.Store.History = cfg.History
 	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
+
+	// Webhooks: crossings recorded inside each change's transaction (one
+	// recorder on the change seam), delivered by a relay in every process.
+	hookAPI, err := s.webhooks(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	var store counters.Store = s.Store
 
 	// Redis: read views in front of the store, and the page-hit limits.
@@ -155,8 +165,33 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	if s.Cache != nil {
 		o.RedisCheck = s.Cache.Check
 	}
+	o.Webhooks = hookAPI
 	s.App = app.New(o)
 	return s, nil
+}
+
+// webhooks registers the hooks' recorder on the store and starts the
+// relay and the hooks' reloads, which end with ctx.
+func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Logger) (webhooks.API, error) {
+	var recorder *storage.HookRecorder
+	s.Hooks = storage.NewHookStore(s.DB, func(ctx context.Context) {
+		if err := recorder.Reload(ctx); err != nil {
+			log.Warn("webhooks: reloading the hooks after a change failed; the periodic reload follows", "error", err)
+		}
+	})
+	recorder = storage.NewHookRecorder(s.Hooks, log)
+	if err := recorder.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("reading the webhooks: %w", err)
+	}
+	go recorder.ReloadEvery(ctx, storage.ReloadEvery)
+	s.Store.Record(recorder)
+	s.Store.Observe(recorder)
+
+	guard := webhooks.NewGuard(cfg.WebhookAllowPrivate)
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.WebhookWorkers, Guard: guard, Registerer: s.Registry, Log: log})
+	recorder.OnRecord = s.Relay.Wake
+	go s.Relay.Run(ctx)
+	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.WebhookMaxPerKey, Guard: guard}), nil
 }
 
 // purgeEvery is how often expired idempotency keys are deleted.
