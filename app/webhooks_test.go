@@ -15,6 +15,7 @@ import (
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
+	"countersvc/internal/testenv"
 )
 
 // call is one request a receiver got.
@@ -292,5 +293,47 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool) {
 			t.Fatalf("not within %v", within)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// MariaDB killed while a call is under way (after the claim, before the
+// outcome is recorded): nothing is lost and nothing is sent under another
+// id. The call is made again once the lease runs out, with the same id and
+// bytes, and then recorded as delivered.
+func TestMariaDBKilledMidDeliveryLosesNothingAndKeepsTheId(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	e := apptest.NewWithDSN(t, m.DSN("hookoutage"), allowPrivate)
+	killed := make(chan struct{})
+	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n == 0 {
+			m.Kill()
+			close(killed)
+		}
+	})
+	h := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "outage/x", "every": 5}`)
+	if r := e.Do(t, "POST", "/v1/counters/outage%2Fx/increment", `{"by": 5}`); r.Status != 200 {
+		t.Fatalf("increment: %d %s", r.Status, r.Body)
+	}
+	<-killed
+	time.Sleep(2 * time.Second) // the outcome's record fails meanwhile
+	m.Start(t)
+
+	var list struct {
+		Deliveries []struct{ ID, Status string }
+	}
+	waitFor(t, 90*time.Second, func() bool {
+		r, err := e.TryDo("GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", h.ID), "")
+		if err != nil || r.Status != 200 {
+			return false
+		}
+		r.Decode(t, &list)
+		return len(list.Deliveries) == 1 && list.Deliveries[0].Status == "delivered"
+	})
+	calls := rcv.waitCalls(t, 2, 0)
+	for _, c := range calls {
+		verify(t, h.Secret, c)
+		if c.header.Get("webhook-id") != list.Deliveries[0].ID || string(c.body) != string(calls[0].body) {
+			t.Fatalf("a call differs from the first: %s %s / %s %s", c.header.Get("webhook-id"), c.body, calls[0].header.Get("webhook-id"), calls[0].body)
+		}
 	}
 }
