@@ -225,3 +225,33 @@ func TestADeletedHookRecordsNothing(t *testing.T) {
 		t.Fatal("the recorder still wants a deleted hook's counter")
 	}
 }
+
+// Finished events are purged once older than what is kept; pending ones
+// never are.
+func TestPurgeKeepsPendingAndRecentEvents(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "purge/x", Every: 1})
+	ctx := context.Background()
+	if _, err := h.store.Increment(ctx, "purge/x", 3); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := h.hooks.Claim(ctx, 2, time.Minute)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	for _, a := range claimed {
+		if err := h.hooks.Complete(ctx, a, webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 200, Succeeded: true}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := h.hooks.PurgeEvents(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("purged %d recent events: %v", n, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n, err := h.hooks.PurgeEvents(ctx, time.Millisecond); err != nil || n != 2 {
+		t.Fatalf("purged %d of the 2 finished events: %v", n, err)
+	}
+	if ds, _ := h.hooks.Deliveries(ctx, hook.ID, 10); len(ds) != 1 || ds[0].Status != webhooks.Pending {
+		t.Fatalf("left %+v", ds)
+	}
+}

@@ -184,6 +184,7 @@ func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Log
 		return nil, fmt.Errorf("reading the webhooks: %w", err)
 	}
 	go recorder.ReloadEvery(ctx, storage.ReloadEvery)
+	go s.Hooks.PurgeEventsEvery(ctx, purgeEvery, log)
 	s.Store.Record(recorder)
 	s.Store.Observe(recorder)
 

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS webhook (
 -- webhook-id every attempt sends; body the bytes every attempt sends and
 -- signs. status: 0 pending, 1 delivered, 2 failed. A pending row is due at
 -- next_attempt_at; a claimed one carries the claim's token and is leased
--- until next_attempt_at. The AUTO_INCREMENT id orders a hook's deliveries
+-- until next_attempt_at; a delivered or failed one ended then (and is
+-- purged 30 days later). The AUTO_INCREMENT id orders a hook's deliveries
 -- (this table is never the counter upsert's, whose insert id it would
 -- disturb: it is written by a later statement of the transaction).
 CREATE TABLE IF NOT EXISTS webhook_event (
