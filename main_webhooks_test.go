@@ -1,11 +1,16 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,4 +209,71 @@ func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// The receiver that docs/webhooks.md shows takes the service's calls
+// (verified by the Standard Webhooks library) and refuses a forged one.
+func TestTheGuidesReceiverAcceptsTheServicesCallsAndRefusesForgedOnes(t *testing.T) {
+	bin := buildBinary(t)
+	receiverBin := filepath.Join(t.TempDir(), "webhook-receiver")
+	if out, err := exec.Command("go", "build", "-o", receiverBin, "./docs/webhook-receiver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v: %s", err, out)
+	}
+	p := startProcess(t, bin, testenv.MySQLDSN(t), "COUNTERS_WEBHOOK_ALLOW_PRIVATE=true")
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	_, secret := newHook(t, p, `{"url": "http://`+addr+`/hooks/counters", "name": "stock/widget", "thresholds": [0], "direction": "down"}`)
+
+	var out syncBuffer
+	cmd := exec.Command(receiverBin)
+	cmd.Env = append(os.Environ(), "WEBHOOK_SECRET="+secret, "ADDR="+addr)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	forged, _ := http.NewRequest("POST", "http://"+addr+"/hooks/counters", strings.NewReader(`{"type": "counter.threshold"}`))
+	forged.Header.Set("webhook-id", "msg_forged")
+	forged.Header.Set("webhook-timestamp", fmt.Sprint(time.Now().Unix()))
+	forged.Header.Set("webhook-signature", "v1,bm90IGEgc2lnbmF0dXJl")
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		r, err := http.DefaultClient.Do(forged)
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("a forged call: %d", r.StatusCode)
+			}
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the receiver does not listen: %v: %s", err, out.String())
+		}
+		forged.Body = io.NopCloser(strings.NewReader(`{"type": "counter.threshold"}`))
+	}
+
+	send(t, "PUT", p.url+"/v1/counters/stock%2Fwidget", `{"value": 1}`)
+	send(t, "POST", p.url+"/v1/counters/stock%2Fwidget/increment", `{"by": -1}`)
+	for start := time.Now(); !strings.Contains(out.String(), " stock/widget crossed 0 down (1 -> 0)\n"); time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the receiver printed: %q", out.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
