@@ -122,8 +122,14 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	}
 	for _, a := range addrs {
 		if err := g.check(a.Unmap()); err != nil {
+			where := host
+			if a.String() != host {
+				where += " resolves to " + a.String() + ","
+			} else {
+				where += " is"
+			}
 			return counters.Errorf(counters.EINVALID,
-				"\"url\": %s resolves to %s, a loopback, private, link-local or otherwise special address; such URLs are refused unless COUNTERS_WEBHOOK_ALLOW_PRIVATE=true.", host, a)
+				"\"url\": %s a loopback, private, link-local or otherwise special-purpose address; such URLs are refused unless COUNTERS_WEBHOOK_ALLOW_PRIVATE=true.", where)
 		}
 	}
 	return nil
