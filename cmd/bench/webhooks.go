@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// The webhooks scenario, on an instance that may call this machine
-// (COUNTERS_WEBHOOK_ALLOW_PRIVATE=true):
+// The webhooks scenario, on instances that may call this machine
+// (scripts/bench sets COUNTERS_WEBHOOK_ALLOW_PRIVATE=true for all of them:
+// they share the database, and any of their relays may deliver):
 //   - what watching costs increments: the hot counter with 100 hooks that
 //     never cross watching it (50 by its name, 50 by prefixes of it),
 //     against a counter no hook watches, alternating on the same instance;
@@ -33,7 +34,7 @@ type webhooksResult struct {
 }
 
 func (b *bench) webhooks() error {
-	url := *b.urls["webhooks"]
+	url := b.url
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := b.deleteHooks(ctx, url); err != nil { // an earlier run's
