@@ -255,3 +255,47 @@ func TestPurgeKeepsPendingAndRecentEvents(t *testing.T) {
 		t.Fatalf("left %+v", ds)
 	}
 }
+
+// A hook whose attempts keep failing is disabled once the failures have
+// lasted disableAfter; a success in between starts the count again.
+func TestAHookFailingForLongEnoughIsDisabled(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "failing/x", Every: 1})
+	ctx := context.Background()
+	attempt := func(o webhooks.Outcome) {
+		t.Helper()
+		if _, err := h.store.Increment(ctx, "failing/x", 1); err != nil {
+			t.Fatal(err)
+		}
+		as, err := h.hooks.Claim(ctx, 1, time.Minute)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		if err := h.hooks.Complete(ctx, as[0], o, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := webhooks.Outcome{Status: webhooks.Pending, StatusCode: 500, Next: time.Hour}
+	disabled := func() bool {
+		got, err := h.hooks.Hook(ctx, hook.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.DisabledAt != nil
+	}
+	attempt(failed)
+	time.Sleep(60 * time.Millisecond)
+	attempt(webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 200, Succeeded: true})
+	attempt(failed)
+	if disabled() {
+		t.Fatal("disabled although a success came between the failures")
+	}
+	time.Sleep(60 * time.Millisecond)
+	attempt(failed)
+	if !disabled() {
+		t.Fatal("still enabled after failing for longer than disableAfter")
+	}
+	if h.rec.Wants("failing/x") {
+		t.Fatal("the recorder still wants a disabled hook's counter")
+	}
+}
