@@ -363,4 +363,3 @@ func scanHook(row scanner) (*webhooks.Hook, error) {
 	h.Direction, h.DisabledAt = webhooks.Direction(direction), nullTime(disabled)
 	return &h, nil
 }
-
