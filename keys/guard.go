@@ -323,8 +323,12 @@ func (g *guardedWebhooks) hook(ctx context.Context, id int64) (*webhooks.Hook, e
 func (g *guardedWebhooks) Create(ctx context.Context, req webhooks.CreateRequest) (*webhooks.Hook, error) {
 	p := FromContext(ctx)
 	check := p.scope(Write)
-	if check == nil && (req.Name != "" || req.Prefix != "") {
-		check = p.hook(req.Name+req.Prefix, req.Prefix != "") // both given is the domain's to refuse
+	switch {
+	case check != nil, req.Name != "" && req.Prefix != "": // both given: the domain refuses it
+	case req.Prefix != "":
+		check = p.hook(req.Prefix, true)
+	case req.Name != "":
+		check = p.hook(req.Name, false)
 	}
 	if err := g.keys.deny(check); err != nil {
 		return nil, err

@@ -79,6 +79,7 @@ func TestCreateRequestsAreValidated(t *testing.T) {
 		{"unknown direction", func(r *webhooks.CreateRequest) { r.Direction = "sideways" }},
 		{"negative every", func(r *webhooks.CreateRequest) { r.Every = -1 }},
 		{"bad name", func(r *webhooks.CreateRequest) { r.Name = "a\x00b" }},
+		{"bad prefix", func(r *webhooks.CreateRequest) { r.Name, r.Prefix = "", "a\nb" }},
 	}
 	if _, err := ok.Validate(); err != nil {
 		t.Fatalf("a good request: %v", err)

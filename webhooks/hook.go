@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"countersvc/counters"
 )
@@ -91,8 +90,8 @@ func (r CreateRequest) Validate() (*Hook, error) {
 		}
 		h.Target = r.Name
 	case r.Prefix != "":
-		if !utf8.ValidString(r.Prefix) || len(r.Prefix) > 255 {
-			return nil, counters.Errorf(counters.EINVALID, "\"prefix\" must be 1 to 255 bytes of UTF-8.")
+		if counters.ValidateName(r.Prefix) != nil { // a prefix is the start of a name
+			return nil, counters.Errorf(counters.EINVALID, "\"prefix\" must be 1 to 255 bytes of UTF-8 without control characters.")
 		}
 		h.Target, h.IsPrefix = r.Prefix, true
 	default:

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"sync"
 	"syscall"
@@ -285,6 +286,12 @@ func (r *Relay) call(ctx context.Context, a Attempt) Outcome {
 	res, err := r.client.Do(req)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
+			// Without the URL, which url.Error names: its query may carry
+			// the receiver's own token.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			r.o.Log.Info("webhooks: call failed", "webhook_id", a.MsgID, "hook", a.HookID, "error", err)
 		}
 		return r.failed(a, 0, 0)
