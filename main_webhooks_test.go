@@ -104,18 +104,26 @@ func newHook(t *testing.T, p *process, body string) (int64, string) {
 	return h.ID, h.Secret
 }
 
-// 2,500 increments racing through two processes over thresholds 1,000 and
-// 2,000: one event each, whichever process committed it, signed so that
-// the Standard Webhooks library accepts it.
-func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
+// twoProcessesWithRedis starts two processes of the service on one
+// database and one Redis, allowed to call the receiver it returns.
+func twoProcessesWithRedis(t *testing.T) ([]*process, *hookReceiver) {
+	t.Helper()
 	bin := buildBinary(t)
 	dsn := testenv.MySQLDSN(t)
-	redis := testenv.StartRedis(t)
-	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true", "COUNTERS_REDIS_URL=" + redis.URL()}
-	procs := []*process{startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)}
-	rcv := newHookReceiver(t, nil)
+	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true", "COUNTERS_REDIS_URL=" + testenv.StartRedis(t).URL()}
+	return []*process{startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)}, newHookReceiver(t, nil)
+}
+
+// 2,500 increments racing through two processes over thresholds 1,000 and
+// 2,000, starting right after the hook was created on one of them: one
+// event each, whichever process committed it, signed so that the Standard
+// Webhooks library accepts it.
+func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
+	procs, rcv := twoProcessesWithRedis(t)
 	_, secret := newHook(t, procs[0], `{"url": "`+rcv.URL+`", "name": "race/sold", "thresholds": [1000, 2000]}`)
-	time.Sleep(1500 * time.Millisecond) // the other process learns of the hook within a second (see HookRecorder)
+	// The other process is told through Redis; without it, it could take a
+	// second (storage.ReloadEvery) and miss a crossing.
+	time.Sleep(300 * time.Millisecond)
 
 	const workers, each = 10, 250
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
@@ -276,4 +284,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A hook created through one process applies on another at once, told
+// through Redis, well within the second of its periodic reload.
+func TestAHookAppliesOnEveryProcessAtOnceThroughRedis(t *testing.T) {
+	procs, rcv := twoProcessesWithRedis(t)
+	for i := range 5 {
+		name := fmt.Sprintf("fresh/%d", i)
+		id, _ := newHook(t, procs[0], `{"url": "`+rcv.URL+`", "name": "`+name+`", "thresholds": [1]}`)
+		time.Sleep(250 * time.Millisecond) // a quarter of the periodic reload's second
+		if status, out := send(t, "POST", procs[1].url+"/v1/counters/"+strings.ReplaceAll(name, "/", "%2F")+"/increment", ""); status != 200 {
+			t.Fatalf("increment: %d %s", status, out)
+		}
+		_, out := send(t, "GET", fmt.Sprintf("%s/v1/webhooks/%d/deliveries", procs[1].url, id), "")
+		if !strings.Contains(out, `"threshold":1`) {
+			t.Fatalf("hook %d: the other process recorded no event 250 ms after the hook was made: %s", i, out)
+		}
+	}
 }

@@ -25,8 +25,8 @@ import (
 // That copy is how fresh? A hook created, deleted, enabled or disabled by
 // this process is seen by its next change (Reload runs before the API
 // answers). Another process sees it at its next reload: at once when told
-// through Redis (cache.Notifier), and at the latest ReloadEvery later when
-// Redis is down or absent. A crossing committed by another process within
+// through Redis (cache.Notices, wired in internal/wire), and at the latest
+// ReloadEvery later when Redis is down or absent. A crossing committed by another process within
 // that window, before it saw a new hook, sends nothing; the guide says so.
 type HookRecorder struct {
 	db  *HookStore

@@ -82,13 +82,6 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.onClose(s.Store.Close)
 	s.Store.History = cfg.History
 	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
-
-	// Webhooks: crossings recorded inside each change's transaction (one
-	// recorder on the change seam), delivered by a relay in every process.
-	hookAPI, err := s.webhooks(ctx, cfg, log)
-	if err != nil {
-		return nil, err
-	}
 	var store counters.Store = s.Store
 
 	// Redis: read views in front of the store, and the page-hit limits.
@@ -104,6 +97,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		s.Cache = cache.New(store, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout, Registerer: s.Registry, Log: log})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
 		store = s.Cache
+	}
+
+	// Webhooks: crossings recorded inside each change's transaction (one
+	// recorder on the change seam), delivered by a relay in every process.
+	hookAPI, err := s.webhooks(ctx, cfg, log)
+	if err != nil {
+		return nil, err
 	}
 
 	// Coalescing: concurrent increments as few statements, above the cache
@@ -174,9 +174,19 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 // relay and the hooks' reloads, which end with ctx.
 func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Logger) (webhooks.API, error) {
 	var recorder *storage.HookRecorder
-	s.Hooks = storage.NewHookStore(s.DB, func(ctx context.Context) {
+	reload := func(ctx context.Context) {
 		if err := recorder.Reload(ctx); err != nil {
-			log.Warn("webhooks: reloading the hooks after a change failed; the periodic reload follows", "error", err)
+			log.Warn("webhooks: reloading the hooks failed; the periodic reload follows", "error", err)
+		}
+	}
+	// A change of a hook reloads this process's hooks at once, and the
+	// others' through Redis when there is one; each process also reloads
+	// every storage.ReloadEvery, the bound when Redis is away.
+	var notices *cache.Notices
+	s.Hooks = storage.NewHookStore(s.DB, func(ctx context.Context) {
+		reload(ctx)
+		if notices != nil {
+			notices.Notify(ctx)
 		}
 	})
 	recorder = storage.NewHookRecorder(s.Hooks, log)
@@ -184,6 +194,14 @@ func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Log
 		return nil, fmt.Errorf("reading the webhooks: %w", err)
 	}
 	go recorder.ReloadEvery(ctx, storage.ReloadEvery)
+	if s.Cache != nil {
+		notices = s.Cache.Notices("webhooks")
+		go notices.Listen(ctx, func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, storage.ReloadEvery)
+			defer cancel()
+			reload(ctx)
+		})
+	}
 	go s.Hooks.PurgeEventsEvery(ctx, purgeEvery, log)
 	s.Store.Record(recorder)
 	s.Store.Observe(recorder)
