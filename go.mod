@@ -3,6 +3,7 @@ module countersvc
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/caarlos0/env/v10 v10.0.0
 	github.com/getkin/kin-openapi v0.152.0
@@ -12,13 +13,13 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/valyala/fasthttp v1.51.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.48.0
 )
 
 require (
-	code.dny.dev/ssrf v0.3.0 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -40,7 +41,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
