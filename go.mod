@@ -3,6 +3,7 @@ module countersvc
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/caarlos0/env/v10 v10.0.0
@@ -13,6 +14,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/valyala/fasthttp v1.51.0
 	github.com/x-way/crawlerdetect v0.2.31
 	golang.org/x/sync v0.24.0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -30,6 +31,34 @@ func migrate(t *testing.T, bin, dsn string, args ...string) (int, string) {
 		t.Fatal(err)
 	}
 	return 0, string(out)
+}
+
+// migrationFile is the last migration of storage/migrations, and the one
+// before it (versions may have gaps).
+type migrationFile struct {
+	version, before int
+	file            string
+}
+
+func lastMigration(t *testing.T) migrationFile {
+	t.Helper()
+	entries, err := os.ReadDir("storage/migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last migrationFile
+	for _, e := range entries {
+		v, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			t.Fatalf("migration file %s has no version", e.Name())
+		}
+		if v > last.version {
+			last = migrationFile{version: v, before: last.version, file: e.Name()}
+		} else if v > last.before {
+			last.before = v
+		}
+	}
+	return last
 }
 
 // The operator's commands, in the order of a failed migration's life:
@@ -60,9 +89,8 @@ func TestMigrateCommandReportsAndRepairsAFailedMigration(t *testing.T) {
 		})
 	}
 
-	// As the last migration leaves it when it failed part-way.
-	last, lastFile := latestMigration(t)
-	before, now := strconv.Itoa(last-1), strconv.Itoa(last)
+	// As the last migration leaves the database when it failed part-way.
+	last := lastMigration(t)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -80,43 +108,22 @@ func TestMigrateCommandReportsAndRepairsAFailedMigration(t *testing.T) {
 		if err == nil {
 			t.Fatalf("the service started on a dirty database: %s", out)
 		}
-		for _, want := range []string{"migration " + now + " (" + lastFile + ") failed part-way", "countersvc migrate force " + before, "countersvc migrate force " + now} {
+		for _, want := range []string{fmt.Sprintf("migration %d (%s) failed part-way", last.version, last.file),
+			fmt.Sprintf("countersvc migrate force %d", last.before), fmt.Sprintf("countersvc migrate force %d", last.version)} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("the service's refusal %q does not say %q", out, want)
 			}
 		}
 	})
 	t.Run("status says dirty and how to repair it", func(t *testing.T) {
-		if code, out := migrate(t, bin, dsn, "status"); code != 1 || !strings.Contains(out, "DIRTY") || !strings.Contains(out, "countersvc migrate force "+before) {
+		if code, out := migrate(t, bin, dsn, "status"); code != 1 || !strings.Contains(out, "DIRTY") || !strings.Contains(out, fmt.Sprintf("countersvc migrate force %d", last.before)) {
 			t.Fatalf("status: exit %d, %q; want 1 saying DIRTY and the repair", code, out)
 		}
 	})
 	t.Run("after force the service starts", func(t *testing.T) {
-		if code, out := migrate(t, bin, dsn, "force", now); code != 0 || !strings.Contains(out, "up to date") {
-			t.Fatalf("force %s: exit %d, %q", now, code, out)
+		if code, out := migrate(t, bin, dsn, "force", fmt.Sprint(last.version)); code != 0 || !strings.Contains(out, "up to date") {
+			t.Fatalf("force %d: exit %d, %q", last.version, code, out)
 		}
 		startProcess(t, bin, dsn)
 	})
-}
-
-// latestMigration is the number and file of the binary's last migration,
-// so that a new one does not break the test of a failed one.
-func latestMigration(t *testing.T) (int, string) {
-	t.Helper()
-	entries, err := os.ReadDir("storage/migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last int
-	var file string
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
-		if err == nil && n > last {
-			last, file = n, e.Name()
-		}
-	}
-	if last < 2 {
-		t.Fatalf("found no migrations after the first in storage/migrations")
-	}
-	return last, file
 }

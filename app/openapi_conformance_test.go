@@ -288,6 +288,19 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "spare", "scopes": ["write"], "expires_at": null}`,
 		headers: []string{admin}, status: 201}).Decode(t, &spare)
 	asReader := bearerOf(reader.Secret)
+	// Hooks on a public address given as an IP, so that creation needs no
+	// DNS; its one event stays pending (only loopback is reachable here).
+	var hook, spareHook struct {
+		ID int64 `json:"id"`
+	}
+	const hookURL = `"url": "https://93.184.215.14/hook", `
+	s.do(t, e, exchange{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"prefix": "wh/", "every": 10}`,
+		headers: []string{admin}, status: 201}).Decode(t, &hook)
+	s.do(t, e, exchange{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "wh/spare", "thresholds": [-5, 5], "direction": "both"}`,
+		headers: []string{admin}, status: 201}).Decode(t, &spareHook)
+	s.do(t, e, exchange{method: "POST", path: "/v1/counters/wh%2Fx/increment", body: `{"by": 10}`, headers: []string{admin}, status: 200})
+	h := "/v1/webhooks/" + strconv.FormatInt(hook.ID, 10)
+	spareH := "/v1/webhooks/" + strconv.FormatInt(spareHook.ID, 10)
 	const ndjson = "Content-Type: application/x-ndjson"
 	spareKey := "/v1/keys/" + strconv.FormatInt(spare.ID, 10)
 
@@ -339,6 +352,12 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/keys", status: 200},
 		{method: "GET", path: spareKey, status: 200},
 		{method: "DELETE", path: spareKey, status: 204},
+		{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "wh/y", "thresholds": [100]}`, status: 201},
+		{method: "GET", path: "/v1/webhooks", status: 200},
+		{method: "GET", path: h, status: 200},
+		{method: "GET", path: h + "/deliveries?limit=5", status: 200},
+		{method: "POST", path: h + "/enable", status: 200},
+		{method: "DELETE", path: spareH, status: 204},
 	}
 	// The documented refusals, each provoked.
 	refused := []exchange{
@@ -371,6 +390,14 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["everything"]}`, status: 400},
 		{method: "GET", path: "/v1/keys/x", status: 400},
 		{method: "DELETE", path: "/v1/keys/0", status: 400},
+		{method: "POST", path: "/v1/webhooks", body: `{"url": "ftp://example.com/", "name": "a", "thresholds": [1]}`, status: 400},
+		{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "a", "prefix": "a"}`, status: 400},
+		{method: "POST", path: "/v1/webhooks", body: `{"url": "https://127.0.0.1/", "name": "a", "thresholds": [1]}`, status: 400,
+			unwritable: "where a URL's host leads (here loopback) is no schema's to say"},
+		{method: "GET", path: "/v1/webhooks/x", status: 400},
+		{method: "DELETE", path: "/v1/webhooks/0", status: 400},
+		{method: "GET", path: h + "/deliveries?limit=0", status: 400},
+		{method: "POST", path: "/v1/webhooks/x/enable", status: 400},
 		{method: "GET", path: "/v1/counters?prefix=%01", status: 400},
 		{method: "GET", path: "/v1/counters?limit=ten", status: 400},
 		{method: "GET", path: "/v1/counters/" + strings.Repeat("%C3%A9", 128), status: 400,
@@ -433,6 +460,12 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/keys", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/keys/1", headers: []string{asReader}, status: 403},
 		{method: "DELETE", path: "/v1/keys/1", headers: []string{asReader}, status: 403},
+		{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "shopA/x", "thresholds": [1]}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/webhooks", headers: []string{asReader}, status: 403},
+		{method: "GET", path: h, headers: []string{asReader}, status: 403},
+		{method: "DELETE", path: h, headers: []string{asReader}, status: 403},
+		{method: "GET", path: h + "/deliveries", headers: []string{asReader}, status: 403},
+		{method: "POST", path: h + "/enable", headers: []string{asReader}, status: 403},
 		// 404 not_found
 		{method: "GET", path: "/v1/counters/nothing", status: 404},
 		{method: "DELETE", path: "/v1/counters/nothing", status: 404},
@@ -448,6 +481,10 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/companies/1/tickets/NINJA-999", status: 404},
 		{method: "GET", path: "/v1/keys/999999", status: 404},
 		{method: "DELETE", path: spareKey, status: 404},
+		{method: "GET", path: "/v1/webhooks/999999", status: 404},
+		{method: "DELETE", path: spareH, status: 404},
+		{method: "GET", path: "/v1/webhooks/999999/deliveries", status: 404},
+		{method: "POST", path: "/v1/webhooks/999999/enable", status: 404},
 		// 409 conflict
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 2}`, headers: []string{"Idempotency-Key: once"}, status: 409},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: *"}, status: 409},
@@ -466,6 +503,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/boards", announce: 70 << 10, status: 413},
 		{method: "POST", path: b + "/tickets", announce: 70 << 10, status: 413},
 		{method: "POST", path: "/v1/keys", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/webhooks", announce: 70 << 10, status: 413},
 		// 422 out_of_range (the reset of every counter above set them to 0)
 		{method: "PUT", path: "/v1/counters/top", body: `{"value": 9223372036854775807}`, status: 201},
 		{method: "PUT", path: "/v1/counters/hits%2Ftop", body: `{"value": 9223372036854775807}`, status: 201},
@@ -478,6 +516,12 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	}
 	t.Run("succeeds", func(t *testing.T) { s.drive(t, e, succeeds, admin) })
 	t.Run("refused", func(t *testing.T) { s.drive(t, e, refused, admin) })
+	t.Run("webhook limit", func(t *testing.T) {
+		one := apptest.New(t, func(c *config.Config) { c.WebhookMaxPerKey = 1 })
+		body := `{` + hookURL + `"name": "a", "thresholds": [1]}`
+		s.do(t, one, exchange{method: "POST", path: "/v1/webhooks", body: body, status: 201})
+		s.do(t, one, exchange{method: "POST", path: "/v1/webhooks", body: body, status: 422})
+	})
 	t.Run("not modified", func(t *testing.T) {
 		gzip := "Accept-Encoding: gzip"              // Go's client asks for gzip on GET, not on HEAD
 		camo := "User-Agent: github-camo (876de43e)" // an image proxy revalidates badges by ETag

@@ -17,6 +17,7 @@ import (
 	"countersvc/hits"
 	"countersvc/keys"
 	"countersvc/tickets"
+	"countersvc/webhooks"
 )
 
 // Options are the HTTP layer's settings and dependencies.
@@ -24,6 +25,7 @@ type Options struct {
 	Counters counters.Service
 	History  *history.Service // counts per hour, day and month (app/history.go)
 	Tickets  tickets.Service  // nil: no /v1/boards endpoints
+	Webhooks webhooks.API     // nil: no /v1/webhooks endpoints
 	Log      *slog.Logger
 	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
@@ -154,6 +156,9 @@ func New(o Options) *fiber.App {
 		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
 	}
 	registerKeyRoutes(v1, auth, o.Keys, budget)
+	if o.Webhooks != nil {
+		registerWebhookRoutes(v1, auth, o.Keys.Webhooks(o.Webhooks), budget)
+	}
 
 	// No catch-all: Fiber answers an unknown path 404 and a known path with
 	// another method 405 with Allow, both through the error handler.

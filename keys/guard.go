@@ -8,6 +8,7 @@ import (
 	"countersvc/counters"
 	"countersvc/history"
 	"countersvc/tickets"
+	"countersvc/webhooks"
 )
 
 // Counters returns svc with every call checked against the principal in
@@ -291,4 +292,90 @@ func (g *guardedHistory) Today(ctx context.Context, name string, zone *time.Loca
 		return history.Point{}, err
 	}
 	return g.svc.Today(ctx, name, zone, visitors)
+}
+
+// Webhooks returns svc with every call checked against the principal in
+// its context: a hook is the admin's, or a write key's whose prefixes take
+// in the hook's counter name or prefix. A key sees only such hooks in the
+// list, and the hooks it creates count against its own limit.
+func (s *Service) Webhooks(svc webhooks.API) webhooks.API {
+	return &guardedWebhooks{keys: s, svc: svc}
+}
+
+type guardedWebhooks struct {
+	keys *Service
+	svc  webhooks.API
+}
+
+// hook returns the hook id if the principal of ctx may manage it.
+func (g *guardedWebhooks) hook(ctx context.Context, id int64) (*webhooks.Hook, error) {
+	p := FromContext(ctx)
+	if err := g.keys.deny(p.scope(Write)); err != nil {
+		return nil, err
+	}
+	h, err := g.svc.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return h, g.keys.deny(p.hook(h.Target, h.IsPrefix))
+}
+
+func (g *guardedWebhooks) Create(ctx context.Context, req webhooks.CreateRequest) (*webhooks.Hook, error) {
+	p := FromContext(ctx)
+	check := p.scope(Write)
+	switch {
+	case check != nil, req.Name != "" && req.Prefix != "": // both given: the domain refuses it
+	case req.Prefix != "":
+		check = p.hook(req.Prefix, true)
+	case req.Name != "":
+		check = p.hook(req.Name, false)
+	}
+	if err := g.keys.deny(check); err != nil {
+		return nil, err
+	}
+	req.Owner = p.KeyID()
+	return g.svc.Create(ctx, req)
+}
+
+func (g *guardedWebhooks) Get(ctx context.Context, id int64) (*webhooks.Hook, error) {
+	return g.hook(ctx, id)
+}
+
+func (g *guardedWebhooks) List(ctx context.Context) ([]webhooks.Hook, error) {
+	p := FromContext(ctx)
+	if err := g.keys.deny(p.scope(Write)); err != nil {
+		return nil, err
+	}
+	list, err := g.svc.List(ctx)
+	if err != nil || p.IsAdmin() {
+		return list, err
+	}
+	kept := list[:0]
+	for _, h := range list {
+		if p.hook(h.Target, h.IsPrefix) == nil {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
+}
+
+func (g *guardedWebhooks) Delete(ctx context.Context, id int64) error {
+	if _, err := g.hook(ctx, id); err != nil {
+		return err
+	}
+	return g.svc.Delete(ctx, id)
+}
+
+func (g *guardedWebhooks) Enable(ctx context.Context, id int64) (*webhooks.Hook, error) {
+	if _, err := g.hook(ctx, id); err != nil {
+		return nil, err
+	}
+	return g.svc.Enable(ctx, id)
+}
+
+func (g *guardedWebhooks) Deliveries(ctx context.Context, id int64, limit int) ([]webhooks.Delivery, error) {
+	if _, err := g.hook(ctx, id); err != nil {
+		return nil, err
+	}
+	return g.svc.Deliveries(ctx, id, limit)
 }

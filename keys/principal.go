@@ -159,6 +159,15 @@ func (p *Principal) Company(company int64, a Access) error {
 	return counters.Errorf(counters.EPERMISSION, "This API key may not use the boards and tickets of company %d.", company)
 }
 
+// hook checks that p may manage the webhooks that watch target, a
+// counter name or a prefix: it needs the write scope on them.
+func (p *Principal) hook(target string, isPrefix bool) error {
+	if isPrefix {
+		return p.Prefix(target, Write)
+	}
+	return p.Name(target, Write)
+}
+
 // Keys checks that p may manage API keys.
 func (p *Principal) Keys() error {
 	if p != nil && p.IsAdmin() {

@@ -372,7 +372,13 @@ func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (in
 // creators of one missing counter meet at the primary key instead of
 // deadlocking.
 func (s *CounterStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	return inTx(ctx, s.db, sql.LevelReadCommitted, fn)
+}
+
+// inTx runs fn in a transaction of db at the isolation level iso, and
+// commits it when fn succeeds.
+func inTx(ctx context.Context, db *sql.DB, iso sql.IsolationLevel, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
 	if err != nil {
 		return err
 	}

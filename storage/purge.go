@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"time"
 
@@ -16,15 +17,24 @@ const purgeChunk = 500
 // statement, until none is left, and returns how many it deleted. Expired
 // keys are ignored on read anyway; purging only reclaims their space.
 func (s *CounterStore) PurgeExpiredKeys(ctx context.Context, chunk int) (int64, error) {
+	return deleteInChunks(ctx, s.db, "storage.PurgeExpiredKeys",
+		"DELETE FROM idempotency_record WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", chunk, s.now())
+}
+
+// deleteInChunks runs query, a DELETE whose last placeholder is its LIMIT,
+// with args and chunk, until a run deletes fewer than chunk rows, and
+// returns how many rows it deleted in all.
+func deleteInChunks(ctx context.Context, db *sql.DB, op, query string, chunk int, args ...any) (int64, error) {
 	var total int64
+	args = append(args, chunk)
 	for {
-		res, err := execRetried(ctx, s.db, "storage.PurgeExpiredKeys", "DELETE FROM idempotency_record WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", s.now(), chunk)
+		res, err := execRetried(ctx, db, op, query, args...)
 		if err != nil {
-			return total, mapError("storage.PurgeExpiredKeys", err, true)
+			return total, mapError(op, err, true)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return total, mapError("storage.PurgeExpiredKeys", err, true)
+			return total, mapError(op, err, true)
 		}
 		total += n
 		if n < int64(chunk) {
@@ -44,4 +54,31 @@ func (s *CounterStore) PurgeKeysEvery(ctx context.Context, every time.Duration, 
 			log.Debug("purged expired idempotency keys", "deleted", n)
 		}
 	})
+}
+
+// EventsKept is how long delivered and failed webhook events stay listed
+// in their hook's deliveries before they are purged.
+const EventsKept = 30 * 24 * time.Hour
+
+// PurgeEventsEvery deletes, every interval until ctx ends, the webhook
+// events delivered or failed more than EventsKept ago: the outbox keeps
+// only what is pending and what the deliveries list shows.
+func (s *HookStore) PurgeEventsEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
+	deadline.Every(ctx, every, func(ctx context.Context) {
+		n, err := s.PurgeEvents(ctx, EventsKept)
+		if err != nil {
+			log.Warn("purging old webhook events", "deleted", n, "error", err.Error())
+		} else if n > 0 {
+			log.Debug("purged old webhook events", "deleted", n)
+		}
+	})
+}
+
+// PurgeEvents deletes the webhook events that were delivered or failed
+// more than kept ago, and returns how many.
+func (s *HookStore) PurgeEvents(ctx context.Context, kept time.Duration) (int64, error) {
+	// A finished event's next_attempt_at is when it finished (see Complete).
+	return deleteInChunks(ctx, s.db, "storage.PurgeEvents",
+		"DELETE FROM webhook_event WHERE status IN (?, ?) AND next_attempt_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND LIMIT ?",
+		purgeChunk, eventDelivered, eventFailed, kept.Microseconds())
 }

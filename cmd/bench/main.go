@@ -49,6 +49,7 @@ var scenarios = []scenario{
 	{"history", "increments with history against without (hot, 1,000 counters), and p99 of history reads from a year of 10,000 counters' history", []string{"nohistory"}, false, (*bench).history},
 	{"before", "increments, history on (hot, 1,000 counters), against the code before history (-before-commit, served as -url-before)", []string{"before"}, false, (*bench).before},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
+	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},

@@ -48,18 +48,19 @@ type ticketsResult struct {
 // report holds what the scenarios that ran measured; nil or empty for the
 // others.
 type report struct {
-	hot     []hotRow
-	latency *latencyResult
-	uniform *uniformResult
-	read    *readResult
-	lease   []leaseRow
-	hits    *hitsResult
-	keys    *keysResult
-	tickets *ticketsResult
-	history *historyResult
-	before  *beforeResult
-	imports *importResult
-	peakRSS int64
+	hot      []hotRow
+	latency  *latencyResult
+	uniform  *uniformResult
+	read     *readResult
+	lease    []leaseRow
+	hits     *hitsResult
+	keys     *keysResult
+	webhooks *webhooksResult
+	tickets  *ticketsResult
+	history  *historyResult
+	before   *beforeResult
+	imports  *importResult
+	peakRSS  int64
 }
 
 func (r *report) write(dir string) error {
@@ -161,6 +162,12 @@ func (r *report) write(dir string) error {
 		row(fmt.Sprintf("hot counter, %d conns: API key scoped to its prefix %s/s over the admin token %s/s", targetConns, num(k.scoped.RPS), num(k.admin.RPS)),
 			ratio(k.scoped.RPS, k.admin.RPS), ">= 0.95x", k.scoped.RPS >= 0.95*k.admin.RPS)
 	}
+	if w := r.webhooks; w != nil {
+		row(fmt.Sprintf("hot counter, %d conns: %d hooks watching (none crossing) %s/s over no hook watching %s/s", targetConns, webhookHooks, num(w.watched.RPS), num(w.unwatched.RPS)),
+			ratio(w.watched.RPS, w.unwatched.RPS), ">= 0.95x", w.watched.RPS >= 0.95*w.unwatched.RPS)
+		row(fmt.Sprintf("webhook events delivered to a receiver on this machine: %d in %.1f s (%d repeats)", w.events, w.elapsed.Seconds(), w.repeats),
+			num(float64(w.events)/w.elapsed.Seconds())+" events/s", "", true)
+	}
 	if r.peakRSS > 0 {
 		row("peak RSS of the service", fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20)), "< 100 MiB", r.peakRSS < 100<<20)
 	}
@@ -234,6 +241,9 @@ func (r *report) httpBad() int64 {
 		for _, row := range bf.rows() {
 			loads = append(loads, row.now, row.old)
 		}
+	}
+	if w := r.webhooks; w != nil {
+		loads = append(loads, w.watched, w.unwatched)
 	}
 	var bad int64
 	for _, l := range loads {

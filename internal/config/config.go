@@ -52,6 +52,11 @@ type Config struct {
 	ImageProxyRate  int           `env:"COUNTERS_IMAGE_PROXY_RATE_LIMIT"`
 	Visitors        bool          `env:"COUNTERS_VISITORS"`
 	VisitorsFlush   time.Duration `env:"COUNTERS_VISITORS_FLUSH"`
+
+	// Webhooks (webhooks/).
+	WebhookAllowPrivate bool `env:"COUNTERS_WEBHOOK_ALLOW_PRIVATE"`
+	WebhookMaxPerKey    int  `env:"COUNTERS_WEBHOOK_MAX_PER_KEY"`
+	WebhookWorkers      int  `env:"COUNTERS_WEBHOOK_WORKERS"`
 }
 
 // Load reads the environment and validates the result. The error is one line
@@ -120,6 +125,9 @@ func (c Config) Validate() error {
 	}
 	if c.CoalesceFlight > c.MySQLMaxConns {
 		return errors.New("COUNTERS_COALESCE_MAX_INFLIGHT: must not exceed COUNTERS_MYSQL_MAX_CONNS")
+	}
+	if c.WebhookMaxPerKey < 1 || c.WebhookWorkers < 1 {
+		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
 	}
 	if c.BodyLimit < 1024 {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")

@@ -10,6 +10,7 @@ import (
 	"countersvc/hits"
 	"countersvc/storage"
 	"countersvc/visitors"
+	"countersvc/webhooks"
 )
 
 // Defaults is the configuration of an empty environment: what the service
@@ -49,5 +50,8 @@ func Defaults() Config {
 		ImageProxyRate:  600,
 		Visitors:        true,
 		VisitorsFlush:   visitors.DefaultFlush,
+
+		WebhookMaxPerKey: webhooks.DefaultMaxPerKey,
+		WebhookWorkers:   webhooks.DefaultWorkers,
 	}
 }

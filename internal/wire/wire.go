@@ -38,6 +38,7 @@ import (
 	"countersvc/storage"
 	"countersvc/tickets"
 	"countersvc/visitors"
+	"countersvc/webhooks"
 )
 
 // Service is the running service: its HTTP application and the parts tests
@@ -54,7 +55,9 @@ type Service struct {
 	Tickets     tickets.Service
 	Keys        *keys.Service
 	Visitors    *visitors.Counter // nil when COUNTERS_VISITORS is off
-	Drain       *app.Drain        // main.go starts it on SIGTERM
+	Hooks       *storage.HookStore
+	Relay       *webhooks.Relay
+	Drain       *app.Drain // main.go starts it on SIGTERM
 
 	closers []func() error // in the order Close runs them
 }
@@ -115,6 +118,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 			Registerer: s.Registry, Log: log, Between: between})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
 		backend = s.Cache.Backend()
+	}
+
+	// Webhooks: crossings recorded inside each change's transaction (one
+	// recorder on the change seam), delivered by a relay in every process.
+	hookAPI, err := s.webhooks(ctx, cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	s.Counters = counters.NewService(backend)
 
@@ -178,8 +188,52 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	if s.Cache != nil {
 		o.RedisCheck = s.Cache.Check
 	}
+	o.Webhooks = hookAPI
 	s.App = app.New(o)
 	return s, nil
+}
+
+// webhooks registers the hooks' recorder on the store and starts the
+// relay and the hooks' reloads, which end with ctx.
+func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Logger) (webhooks.API, error) {
+	var recorder *storage.HookRecorder
+	reload := func(ctx context.Context) {
+		if err := recorder.Reload(ctx); err != nil {
+			log.Warn("webhooks: reloading the hooks failed; the periodic reload follows", "error", err)
+		}
+	}
+	// A change of a hook reloads this process's hooks at once, and the
+	// others' through Redis when there is one; each process also reloads
+	// every storage.ReloadEvery, the bound when Redis is away.
+	var notices *cache.Notices
+	s.Hooks = storage.NewHookStore(s.DB, func(ctx context.Context) {
+		reload(ctx)
+		if notices != nil {
+			notices.Notify(ctx)
+		}
+	})
+	recorder = storage.NewHookRecorder(s.Hooks, log)
+	if err := recorder.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("reading the webhooks: %w", err)
+	}
+	go recorder.ReloadEvery(ctx, storage.ReloadEvery)
+	if s.Cache != nil {
+		notices = s.Cache.Notices("webhooks")
+		go notices.Listen(ctx, func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, storage.ReloadEvery)
+			defer cancel()
+			reload(ctx)
+		})
+	}
+	go s.Hooks.PurgeEventsEvery(ctx, purgeEvery, log)
+	s.Store.Record(recorder)
+	s.Store.Observe(recorder)
+
+	guard := webhooks.NewGuard(cfg.WebhookAllowPrivate)
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.WebhookWorkers, Guard: guard, Registerer: s.Registry, Log: log})
+	recorder.OnRecord = s.Relay.Wake
+	go s.Relay.Run(ctx)
+	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.WebhookMaxPerKey, Guard: guard}), nil
 }
 
 // purgeEvery is how often expired idempotency keys are deleted.

@@ -1,0 +1,339 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"countersvc/internal/apptest"
+	"countersvc/internal/config"
+	"countersvc/internal/testenv"
+)
+
+// call is one request a receiver got.
+type call struct {
+	at     time.Time
+	header http.Header
+	body   []byte
+}
+
+// receiver is a webhook endpoint on this machine; answer decides each
+// reply from the number of calls before it.
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	calls  []call
+	answer func(n int, w http.ResponseWriter)
+}
+
+func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter)) *receiver {
+	t.Helper()
+	r := &receiver{answer: answer}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		n := len(r.calls)
+		r.calls = append(r.calls, call{time.Now(), req.Header.Clone(), body})
+		r.mu.Unlock()
+		if r.answer == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		r.answer(n, w)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// waitCalls waits until the receiver got n calls, and returns them.
+func (r *receiver) waitCalls(t *testing.T, n int, within time.Duration) []call {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r.mu.Lock()
+		got := append([]call(nil), r.calls...)
+		r.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls within %v, want %d", len(got), within, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hookCreated is the answer of POST /v1/webhooks.
+type hookCreated struct {
+	ID         int64      `json:"id"`
+	Secret     string     `json:"secret"`
+	DisabledAt *time.Time `json:"disabled_at"`
+}
+
+func allowPrivate(c *config.Config) { c.WebhookAllowPrivate = true }
+
+func createHook(t *testing.T, e *apptest.Env, body string, headers ...string) hookCreated {
+	t.Helper()
+	r := e.Do(t, "POST", "/v1/webhooks", body, headers...)
+	if r.Status != 201 {
+		t.Fatalf("POST /v1/webhooks %s: %d %s", body, r.Status, r.Body)
+	}
+	var h hookCreated
+	r.Decode(t, &h)
+	return h
+}
+
+// verify checks a call's signature with the Standard Webhooks library,
+// not with the service's own code, and returns its event.
+func verify(t *testing.T, secret string, c call) map[string]any {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(c.body, c.header); err != nil {
+		t.Fatalf("signature of %s: %v (headers %v)", c.body, err, c.header)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(c.body, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A crossing is delivered signed as Standard Webhooks specifies, and the
+// deliveries list it as delivered; the secret is shown only once.
+func TestACrossingIsDeliveredSignedAndListed(t *testing.T) {
+	e := apptest.New(t, allowPrivate)
+	rcv := newReceiver(t, nil)
+	h := createHook(t, e, `{"url": "`+rcv.URL+`/in", "name": "stock/widget", "thresholds": [0], "direction": "down"}`)
+	if !strings.HasPrefix(h.Secret, "whsec_") {
+		t.Fatalf("secret %q", h.Secret)
+	}
+	e.Do(t, "PUT", "/v1/counters/stock%2Fwidget", `{"value": 2}`)
+	e.Do(t, "POST", "/v1/counters/stock%2Fwidget/increment", `{"by": -1}`)
+	e.Do(t, "POST", "/v1/counters/stock%2Fwidget/increment", `{"by": -1}`)
+
+	calls := rcv.waitCalls(t, 1, 10*time.Second)
+	got := verify(t, h.Secret, calls[0])
+	data := got["data"].(map[string]any)
+	if got["type"] != "counter.threshold" || data["name"] != "stock/widget" || data["threshold"] != 0.0 ||
+		data["direction"] != "down" || data["previous"] != 1.0 || data["value"] != 0.0 {
+		t.Fatalf("event %s", calls[0].body)
+	}
+
+	var list struct {
+		Deliveries []struct {
+			ID, Status     string
+			Attempts       int
+			LastStatusCode *int            `json:"last_status_code"`
+			NextAttemptAt  *time.Time      `json:"next_attempt_at"`
+			Event          json.RawMessage `json:"event"`
+		}
+	}
+	waitFor(t, 5*time.Second, func() bool {
+		e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries?limit=10", h.ID), "").Decode(t, &list)
+		return len(list.Deliveries) == 1 && list.Deliveries[0].Status == "delivered"
+	})
+	d := list.Deliveries[0]
+	if d.ID != calls[0].header.Get("webhook-id") || d.Attempts != 1 || *d.LastStatusCode != 204 || d.NextAttemptAt != nil || string(d.Event) != string(calls[0].body) {
+		t.Fatalf("delivery %+v", d)
+	}
+	for _, path := range []string{"/v1/webhooks", fmt.Sprintf("/v1/webhooks/%d", h.ID)} {
+		if r := e.Do(t, "GET", path, ""); r.Status != 200 || strings.Contains(string(r.Body), h.Secret) || strings.Contains(string(r.Body), "secret") {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+}
+
+// 410 disables the hook at once: no more events are recorded, and enable
+// brings it back.
+func TestGoneDisablesTheHookAndEnableRestoresIt(t *testing.T) {
+	e := apptest.New(t, allowPrivate)
+	gone := true
+	var mu sync.Mutex
+	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
+		mu.Lock()
+		defer mu.Unlock()
+		if gone {
+			w.WriteHeader(http.StatusGone)
+		}
+	})
+	h := createHook(t, e, `{"url": "`+rcv.URL+`", "prefix": "gone/", "every": 10}`)
+	e.Do(t, "POST", "/v1/counters/gone%2Fa/increment", `{"by": 10}`)
+	rcv.waitCalls(t, 1, 10*time.Second)
+	var got hookCreated
+	waitFor(t, 5*time.Second, func() bool {
+		e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%d", h.ID), "").Decode(t, &got)
+		return got.DisabledAt != nil
+	})
+	e.Do(t, "POST", "/v1/counters/gone%2Fa/increment", `{"by": 10}`) // recorded nothing: the hook is disabled
+	time.Sleep(time.Second)
+	if n := len(rcv.waitCalls(t, 1, 0)); n != 1 {
+		t.Fatalf("%d calls after the hook was disabled", n)
+	}
+
+	mu.Lock()
+	gone = false
+	mu.Unlock()
+	r := e.Do(t, "POST", fmt.Sprintf("/v1/webhooks/%d/enable", h.ID), "")
+	r.Decode(t, &got)
+	if r.Status != 200 || got.DisabledAt != nil {
+		t.Fatalf("enable: %d %s", r.Status, r.Body)
+	}
+	e.Do(t, "POST", "/v1/counters/gone%2Fa/increment", `{"by": 10}`)
+	calls := rcv.waitCalls(t, 2, 10*time.Second)
+	if v := verify(t, h.Secret, calls[1])["data"].(map[string]any)["value"]; v != 30.0 {
+		t.Fatalf("after enable: value %v", v)
+	}
+}
+
+// 503 with Retry-After is retried no sooner than it asks, with the same id
+// and the same bytes.
+func TestRetryAfterIsHonouredAndARetrySendsTheSameBytes(t *testing.T) {
+	e := apptest.New(t, allowPrivate)
+	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n == 0 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	h := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "retry/x", "thresholds": [1]}`)
+	e.Do(t, "POST", "/v1/counters/retry%2Fx/increment", "")
+	calls := rcv.waitCalls(t, 2, 15*time.Second)
+	if gap := calls[1].at.Sub(calls[0].at); gap < 2*time.Second {
+		t.Fatalf("retried after %v, Retry-After said 2s", gap)
+	}
+	if calls[0].header.Get("webhook-id") != calls[1].header.Get("webhook-id") || string(calls[0].body) != string(calls[1].body) {
+		t.Fatalf("the retry differs: %s %s / %s %s", calls[0].header.Get("webhook-id"), calls[0].body, calls[1].header.Get("webhook-id"), calls[1].body)
+	}
+	verify(t, h.Secret, calls[1])
+}
+
+// URLs that reach this machine or private networks are refused at
+// creation, and nothing else is accepted but http(s).
+func TestPrivateAndOddURLsAreRefusedAtCreation(t *testing.T) {
+	e := apptest.New(t)
+	for _, u := range []string{
+		"http://127.0.0.1/", "http://localhost:8080/", "http://[::1]/", "http://10.1.2.3/", "http://192.168.0.1/",
+		"http://172.16.0.1/", "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/", "http://0.0.0.0/",
+		"http://[fe80::1]/", "http://[::ffff:127.0.0.1]/", "ftp://example.com/", "file:///etc/passwd", "https://user:pw@example.com/",
+	} {
+		r := e.Do(t, "POST", "/v1/webhooks", `{"url": "`+u+`", "name": "x", "thresholds": [1]}`)
+		if r.Status != 400 || r.ErrorCode() != "invalid_argument" {
+			t.Errorf("%s: %d %s", u, r.Status, r.Body)
+		}
+	}
+	if r := e.Do(t, "GET", "/v1/webhooks", ""); !strings.Contains(string(r.Body), `"webhooks":[]`) {
+		t.Fatalf("refused hooks were kept: %s", r.Body)
+	}
+}
+
+// A write key manages hooks inside its prefixes only, sees only those, and
+// has a limit; a read key none.
+func TestHooksAreScopedToTheKeysPrefixesAndLimited(t *testing.T) {
+	e := apptest.New(t, allowPrivate, func(c *config.Config) { c.WebhookMaxPerKey = 2 })
+	admin := createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shopB/x", "thresholds": [1]}`)
+	w := createKey(t, e, `{"name": "shop A", "scopes": ["write"], "prefixes": ["shopA/"]}`)
+	ro := createKey(t, e, `{"name": "reader", "scopes": ["read"], "prefixes": ["shopA/"]}`)
+	url := `"url": "http://127.0.0.1:9/", `
+	mine := createHook(t, e, `{`+url+`"name": "shopA/x", "thresholds": [1]}`, bearerOf(w.Secret))
+	createHook(t, e, `{`+url+`"prefix": "shopA/sub/", "every": 5}`, bearerOf(w.Secret))
+
+	tests := []struct {
+		name, method, path, body string
+		key                      keyed
+		status                   int
+	}{
+		{"another prefix's name", "POST", "/v1/webhooks", `{` + url + `"name": "shopB/y", "thresholds": [1]}`, w, 403},
+		{"a wider prefix", "POST", "/v1/webhooks", `{` + url + `"prefix": "shop", "thresholds": [1]}`, w, 403},
+		{"a read key", "POST", "/v1/webhooks", `{` + url + `"name": "shopA/y", "thresholds": [1]}`, ro, 403},
+		{"past the limit", "POST", "/v1/webhooks", `{` + url + `"name": "shopA/z", "thresholds": [1]}`, w, 422},
+		{"the admin's hook", "GET", fmt.Sprintf("/v1/webhooks/%d", admin.ID), "", w, 403},
+		{"deleting the admin's hook", "DELETE", fmt.Sprintf("/v1/webhooks/%d", admin.ID), "", w, 403},
+		{"the admin's deliveries", "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", admin.ID), "", w, 403},
+		{"enabling the admin's hook", "POST", fmt.Sprintf("/v1/webhooks/%d/enable", admin.ID), "", w, 403},
+		{"listing with a read key", "GET", "/v1/webhooks", "", ro, 403},
+		{"its own hook", "GET", fmt.Sprintf("/v1/webhooks/%d", mine.ID), "", w, 200},
+		{"its own deliveries", "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", mine.ID), "", w, 200},
+		{"a bad limit", "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries?limit=0", mine.ID), "", w, 400},
+		{"a missing hook", "GET", "/v1/webhooks/999999", "", w, 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := e.Do(t, tc.method, tc.path, tc.body, bearerOf(tc.key.Secret)); r.Status != tc.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tc.status)
+			}
+		})
+	}
+	var list struct{ Webhooks []struct{ ID int64 } }
+	e.Do(t, "GET", "/v1/webhooks", "", bearerOf(w.Secret)).Decode(t, &list)
+	if len(list.Webhooks) != 2 {
+		t.Fatalf("the key lists %d hooks, want its 2", len(list.Webhooks))
+	}
+	if r := e.Do(t, "DELETE", fmt.Sprintf("/v1/webhooks/%d", mine.ID), "", bearerOf(w.Secret)); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	createHook(t, e, `{`+url+`"name": "shopA/z", "thresholds": [1]}`, bearerOf(w.Secret)) // under the limit again
+}
+
+func waitFor(t *testing.T, within time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v", within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// MariaDB killed while a call is under way (after the claim, before the
+// outcome is recorded): nothing is lost and nothing is sent under another
+// id. The call is made again once the lease runs out, with the same id and
+// bytes, and then recorded as delivered.
+func TestMariaDBKilledMidDeliveryLosesNothingAndKeepsTheId(t *testing.T) {
+	m := testenv.StartMariaDB(t)
+	e := apptest.NewWithDSN(t, m.DSN("hookoutage"), allowPrivate)
+	killed := make(chan struct{})
+	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n == 0 {
+			m.Kill()
+			close(killed)
+		}
+	})
+	h := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "outage/x", "every": 5}`)
+	if r := e.Do(t, "POST", "/v1/counters/outage%2Fx/increment", `{"by": 5}`); r.Status != 200 {
+		t.Fatalf("increment: %d %s", r.Status, r.Body)
+	}
+	<-killed
+	time.Sleep(2 * time.Second) // the outcome's record fails meanwhile
+	m.Start(t)
+
+	var list struct {
+		Deliveries []struct{ ID, Status string }
+	}
+	waitFor(t, 90*time.Second, func() bool {
+		r, err := e.TryDo("GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", h.ID), "")
+		if err != nil || r.Status != 200 {
+			return false
+		}
+		r.Decode(t, &list)
+		return len(list.Deliveries) == 1 && list.Deliveries[0].Status == "delivered"
+	})
+	calls := rcv.waitCalls(t, 2, 0)
+	for _, c := range calls {
+		verify(t, h.Secret, c)
+		if c.header.Get("webhook-id") != list.Deliveries[0].ID || string(c.body) != string(calls[0].body) {
+			t.Fatalf("a call differs from the first: %s %s / %s %s", c.header.Get("webhook-id"), c.body, calls[0].header.Get("webhook-id"), calls[0].body)
+		}
+	}
+}

@@ -1,0 +1,301 @@
+package storage_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"countersvc/counters"
+	"countersvc/storage"
+	"countersvc/webhooks"
+)
+
+// hooked is a store with the webhooks' recorder registered, as
+// internal/wire registers it, and hooks made directly in the store.
+type hooked struct {
+	store *storage.CounterStore
+	hooks *storage.HookStore
+	rec   *storage.HookRecorder
+}
+
+func newHooked(t *testing.T) *hooked {
+	t.Helper()
+	store, db := mustOpenStore(t)
+	h := &hooked{store: store}
+	h.hooks = storage.NewHookStore(db, func(ctx context.Context) {
+		if err := h.rec.Reload(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	h.rec = storage.NewHookRecorder(h.hooks, nil)
+	store.Record(h.rec)
+	return h
+}
+
+func (h *hooked) hook(t *testing.T, req webhooks.CreateRequest) *webhooks.Hook {
+	t.Helper()
+	req.URL = "https://receiver.example/hook"
+	hook, err := req.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook.Secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	if err := h.hooks.CreateHook(context.Background(), hook, 100); err != nil {
+		t.Fatal(err)
+	}
+	return hook
+}
+
+// events are the hook's events, oldest first.
+func (h *hooked) events(t *testing.T, hookID int64) []webhooks.EventData {
+	t.Helper()
+	ds, err := h.hooks.Deliveries(context.Background(), hookID, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []webhooks.EventData
+	for _, d := range slices.Backward(ds) {
+		var e webhooks.Event
+		if err := json.Unmarshal(d.Event, &e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Data)
+	}
+	return out
+}
+
+// A coalesced round (one Increment carrying 64 steps, as the coalescer
+// sends it) that takes a counter over 1,000 records one event, with the
+// exact values before and after the round.
+func TestACoalescedRoundThatCrossesRecordsOneEventWithExactValues(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "books/Round", Thresholds: []int64{1000}})
+	set(t, h.store, "books/Round", 990)
+	parts := make([]counters.Part, 64)
+	for i := range parts {
+		parts[i] = counters.Part{At: time.Now().UTC(), By: 1}
+	}
+	if _, err := h.store.IncrementMany(context.Background(), []counters.Increment{{Name: "books/Round", By: 64, Parts: parts}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []webhooks.EventData{{Name: "books/Round", Threshold: 1000, Direction: webhooks.Up, Previous: 990, Value: 1054}}
+	if got := h.events(t, hook.ID); !slices.Equal(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+func ev(name string, threshold int64, d webhooks.Direction, prev, value int64) webhooks.EventData {
+	return webhooks.EventData{Name: name, Threshold: threshold, Direction: d, Previous: prev, Value: value}
+}
+
+// Each write path that can cross records its crossings; paths that do not
+// cross record nothing, and a deletion never does.
+func TestEveryWritePathRecordsItsCrossingsAndNothingElse(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Prefix: "stock/", Thresholds: []int64{0, 10}, Direction: webhooks.Both})
+	ctx := context.Background()
+	keep := counters.Bound{Keep: true}
+	steps := []struct {
+		name  string
+		write func() error
+		want  []webhooks.EventData
+	}{
+		{"a set from 0 to 5 crosses nothing", func() error {
+			_, _, err := h.store.Set(ctx, counters.SetRequest{Name: "stock/a", Value: 5, Min: keep, Max: keep})
+			return err
+		}, nil},
+		{"an increment to 10 crosses 10 up", func() error { _, err := h.store.Increment(ctx, "stock/a", 5); return err },
+			[]webhooks.EventData{ev("stock/a", 10, webhooks.Up, 5, 10)}},
+		{"an increment within the range crosses nothing", func() error { _, err := h.store.Increment(ctx, "stock/a", 3); return err }, nil},
+		{"a batch down to 0 crosses 10 and 0 down", func() error {
+			_, err := h.store.Batch(ctx, []counters.Increment{{Name: "stock/a", By: -13}, {Name: "other/x", By: -100}})
+			return err
+		}, []webhooks.EventData{ev("stock/a", 10, webhooks.Down, 13, 0), ev("stock/a", 0, webhooks.Down, 13, 0)}},
+		{"a reset from 0 to 20 crosses 10 up, not 0 (it left 0)", func() error {
+			_, err := h.store.Reset(ctx, counters.ResetRequest{Prefix: "stock/", Value: 20})
+			return err
+		}, []webhooks.EventData{ev("stock/a", 10, webhooks.Up, 0, 20)}},
+		{"a deletion crosses nothing", func() error { return h.store.Delete(ctx, "stock/a") }, nil},
+		{"an idempotent increment of a new counter to 10 crosses 10", func() error {
+			_, _, err := h.store.IncrementOnce(ctx, counters.Idempotency{Key: "wh-1"}, "stock/b", 10)
+			return err
+		}, []webhooks.EventData{ev("stock/b", 10, webhooks.Up, 0, 10)}},
+	}
+	var seen int
+	for _, s := range steps {
+		if err := s.write(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		got := h.events(t, hook.ID)[seen:]
+		seen += len(got)
+		if !slices.Equal(got, s.want) {
+			t.Fatalf("%s: got %+v, want %+v", s.name, got, s.want)
+		}
+	}
+}
+
+// Processes claiming at once never lease one event twice, and a process
+// whose lease was taken over records nothing.
+func TestClaimsNeverShareAnEventAndAStaleLeaseRecordsNothing(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "claims/x", Every: 1})
+	if _, err := h.store.Increment(context.Background(), "claims/x", 60); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				as, err := h.hooks.Claim(ctx, 4, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(as) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, a := range as {
+					seen[a.EventID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 60 {
+		t.Fatalf("%d events claimed, want 60", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("event %d claimed %d times", id, n)
+		}
+	}
+
+	// A lease that ran out is claimed again under a new token; the old
+	// token's outcome is then ignored.
+	if _, err := h.store.Increment(ctx, "claims/x", 1); err != nil {
+		t.Fatal(err)
+	}
+	first, err := h.hooks.Claim(ctx, 1, time.Millisecond)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim: %v %v", first, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	second, err := h.hooks.Claim(ctx, 1, time.Minute)
+	if err != nil || len(second) != 1 || second[0].EventID != first[0].EventID || second[0].MsgID != first[0].MsgID {
+		t.Fatalf("claim after the lease: %v %v", second, err)
+	}
+	if err := h.hooks.Complete(ctx, first[0], webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 200, Succeeded: true}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := h.hooks.Deliveries(ctx, hook.ID, 1)
+	if ds[0].Status != webhooks.Pending || ds[0].Attempts != 2 {
+		t.Fatalf("after the stale lease's outcome: %+v", ds[0])
+	}
+	if err := h.hooks.Complete(ctx, second[0], webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 204, Succeeded: true}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ = h.hooks.Deliveries(ctx, hook.ID, 1)
+	if ds[0].Status != webhooks.Delivered || *ds[0].LastStatusCode != 204 || ds[0].NextAttemptAt != nil {
+		t.Fatalf("after the live lease's outcome: %+v", ds[0])
+	}
+}
+
+// A hook watches nothing once deleted; the recorder learns it from the
+// store's change.
+func TestADeletedHookRecordsNothing(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "gone/x", Thresholds: []int64{1}})
+	if !h.rec.Wants("gone/x") || h.rec.Wants("gone/y") {
+		t.Fatal("the recorder does not want exactly the hook's counter")
+	}
+	if err := h.hooks.DeleteHook(context.Background(), hook.ID); err != nil {
+		t.Fatal(err)
+	}
+	if h.rec.Wants("gone/x") {
+		t.Fatal("the recorder still wants a deleted hook's counter")
+	}
+}
+
+// Finished events are purged once older than what is kept; pending ones
+// never are.
+func TestPurgeKeepsPendingAndRecentEvents(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "purge/x", Every: 1})
+	ctx := context.Background()
+	if _, err := h.store.Increment(ctx, "purge/x", 3); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := h.hooks.Claim(ctx, 2, time.Minute)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	for _, a := range claimed {
+		if err := h.hooks.Complete(ctx, a, webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 200, Succeeded: true}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := h.hooks.PurgeEvents(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("purged %d recent events: %v", n, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n, err := h.hooks.PurgeEvents(ctx, time.Millisecond); err != nil || n != 2 {
+		t.Fatalf("purged %d of the 2 finished events: %v", n, err)
+	}
+	if ds, _ := h.hooks.Deliveries(ctx, hook.ID, 10); len(ds) != 1 || ds[0].Status != webhooks.Pending {
+		t.Fatalf("left %+v", ds)
+	}
+}
+
+// A hook whose attempts keep failing is disabled once the failures have
+// lasted disableAfter; a success in between starts the count again.
+func TestAHookFailingForLongEnoughIsDisabled(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "failing/x", Every: 1})
+	ctx := context.Background()
+	attempt := func(o webhooks.Outcome) {
+		t.Helper()
+		if _, err := h.store.Increment(ctx, "failing/x", 1); err != nil {
+			t.Fatal(err)
+		}
+		as, err := h.hooks.Claim(ctx, 1, time.Minute)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		if err := h.hooks.Complete(ctx, as[0], o, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := webhooks.Outcome{Status: webhooks.Pending, StatusCode: 500, Next: time.Hour}
+	disabled := func() bool {
+		got, err := h.hooks.Hook(ctx, hook.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.DisabledAt != nil
+	}
+	attempt(failed)
+	time.Sleep(60 * time.Millisecond)
+	attempt(webhooks.Outcome{Status: webhooks.Delivered, StatusCode: 200, Succeeded: true})
+	attempt(failed)
+	if disabled() {
+		t.Fatal("disabled although a success came between the failures")
+	}
+	time.Sleep(60 * time.Millisecond)
+	attempt(failed)
+	if !disabled() {
+		t.Fatal("still enabled after failing for longer than disableAfter")
+	}
+	if h.rec.Wants("failing/x") {
+		t.Fatal("the recorder still wants a disabled hook's counter")
+	}
+}

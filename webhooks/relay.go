@@ -1,0 +1,419 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"code.dny.dev/ssrf"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The relay: every process of the service runs one. It claims due events
+// from the outbox (Outbox.Claim: a short transaction that leases them to
+// this process with a token), calls their hooks' URLs, and records each
+// attempt (Outbox.Complete, which does nothing when the lease was lost to
+// another process meanwhile). An event is delivered at least once: a
+// process killed between the call and its record leaves the lease to run
+// out, and another process calls again, with the same id and body.
+
+// Attempt is a claimed event, leased to this process under Token.
+type Attempt struct {
+	EventID  int64
+	MsgID    string // the webhook-id
+	Token    []byte
+	Body     []byte
+	Attempts int // attempts made, this one included
+	HookID   int64
+	URL      string
+	Secret   string
+}
+
+// Outcome is what one attempt came to.
+type Outcome struct {
+	Status     Status // Pending: try again at Next
+	StatusCode int    // 0: no answer
+	Next       time.Duration
+	Succeeded  bool // a 2xx: the hook's continuous failure ends
+	Gone       bool // 410: disable the hook now
+}
+
+// Outbox is the relay's view of the store (storage.Outbox).
+type Outbox interface {
+	// Claim leases up to limit due events to this process for lease.
+	Claim(ctx context.Context, limit int, lease time.Duration) ([]Attempt, error)
+	// Complete records an attempt's outcome if a's lease is still this
+	// process's; a hook failing continuously for disableAfter is disabled.
+	Complete(ctx context.Context, a Attempt, o Outcome, disableAfter time.Duration) error
+	// Backlog is how many events are pending and how old the oldest is.
+	Backlog(ctx context.Context) (int64, time.Duration, error)
+}
+
+// The schedule of retries after a failed attempt (Svix's, which Standard
+// Webhooks cites): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, each ±20 %
+// at random so that the deliveries that failed together do not retry
+// together; after the eighth attempt, about 28 hours after the first, the
+// delivery is failed.
+var schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+
+// MaxAttempts is how many calls a delivery gets before it is failed.
+var MaxAttempts = len(schedule) + 1
+
+// RetryAfter is the pause after the attempts-th failed attempt, and false
+// when there is to be none: the delivery has failed.
+func RetryAfter(attempts int) (time.Duration, bool) {
+	if attempts < 1 || attempts > len(schedule) {
+		return 0, false
+	}
+	d := schedule[attempts-1]
+	return d - d/5 + rand.N(2*d/5+1), true
+}
+
+// Timings of the relay.
+const (
+	// AttemptTimeout bounds one call, from dialling to the end of the
+	// answer's read body.
+	AttemptTimeout = 15 * time.Second
+	// lease is how long a claimed event stays this process's: past it
+	// another process may call again. Longer than an attempt, so that a
+	// live process records its outcome first.
+	lease = AttemptTimeout + 15*time.Second
+	// DisableAfter is how long a hook fails continuously before it is
+	// disabled (Svix: five days).
+	DisableAfter = 5 * 24 * time.Hour
+	// maxRetryAfter caps a receiver's Retry-After.
+	maxRetryAfter = 24 * time.Hour
+	// answerLimit is how much of an answer's body is read: it is only
+	// drained, so that the connection can be reused.
+	answerLimit = 64 << 10
+)
+
+// Guard decides which addresses a hook may reach: only public unicast
+// ones, per the IANA special-purpose registries (code.dny.dev/ssrf), on
+// any port, unless private addresses are allowed.
+type Guard struct {
+	allowAll bool
+	ssrf     *ssrf.Guardian
+}
+
+// NewGuard returns the guard; allowPrivate is COUNTERS_WEBHOOK_ALLOW_PRIVATE.
+func NewGuard(allowPrivate bool) *Guard {
+	return &Guard{allowAll: allowPrivate, ssrf: ssrf.New(ssrf.WithAnyPort())}
+}
+
+func (g *Guard) check(a netip.Addr) error {
+	if g.allowAll {
+		return nil
+	}
+	return g.ssrf.SafeAddr(a)
+}
+
+// control is the dialer's Control: it sees the address actually dialled,
+// after resolution, which a check of the name at creation cannot.
+func (g *Guard) control(network, address string, rc syscall.RawConn) error {
+	if g.allowAll {
+		return nil
+	}
+	return g.ssrf.Safe(network, address, rc)
+}
+
+// RelayOptions are the relay's settings.
+type RelayOptions struct {
+	Workers    int           // calls at once; default DefaultWorkers
+	Poll       time.Duration // how often the outbox is asked when idle; default 500ms
+	Guard      *Guard
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+}
+
+// Relay delivers the outbox's events.
+type Relay struct {
+	out    Outbox
+	o      RelayOptions
+	client *http.Client
+	m      *relayMetrics
+	wake   chan struct{}
+}
+
+// DefaultWorkers is how many calls a relay makes at once by default.
+const DefaultWorkers = 16
+
+// NewRelay returns a relay of out; Run starts it.
+func NewRelay(out Outbox, o RelayOptions) *Relay {
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Poll <= 0 {
+		o.Poll = 500 * time.Millisecond
+	}
+	if o.Guard == nil {
+		o.Guard = NewGuard(false)
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: o.Guard.control}
+	client := &http.Client{
+		Timeout: AttemptTimeout,
+		Transport: &http.Transport{
+			Proxy:               nil, // never from the environment: a proxy would dial for us, unchecked
+			DialContext:         dialer.DialContext,
+			TLSHandshakeTimeout: 5 * time.Second,
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     30 * time.Second,
+		},
+		// A redirect is a failure: following it would reach an address the
+		// hook's owner never registered.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Relay{out: out, o: o, client: client, m: newRelayMetrics(o.Registerer), wake: make(chan struct{}, 1)}
+}
+
+// Wake asks the relay to look at the outbox now rather than at its next
+// poll: an event was just committed.
+func (r *Relay) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the calls under way.
+func (r *Relay) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	free := make(chan struct{}, r.o.Workers)
+	for range r.o.Workers {
+		free <- struct{}{}
+	}
+	backlog := time.NewTicker(5 * time.Second)
+	defer backlog.Stop()
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-backlog.C:
+			r.measure(ctx)
+			continue
+		case <-r.wake:
+		case <-poll.C:
+		}
+		// Take as many as there are free workers.
+		n := 0
+		for len(free) > 0 {
+			<-free
+			n++
+		}
+		if n == 0 { // all busy: wait for one
+			select {
+			case <-ctx.Done():
+				return
+			case <-free:
+				n = 1
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		claimed, err := r.out.Claim(cctx, n, lease)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			r.o.Log.Warn("webhooks: claiming due events failed", "error", err)
+		}
+		for i := len(claimed); i < n; i++ {
+			free <- struct{}{}
+		}
+		for _, a := range claimed {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { free <- struct{}{} }()
+				r.deliver(ctx, a)
+			}()
+		}
+		wait := r.o.Poll
+		if len(claimed) == n && n > 0 {
+			wait = 0 // there may be more
+		}
+		poll.Reset(wait)
+	}
+}
+
+// deliver makes one attempt and records it. A process stopping during the
+// call records nothing: the lease runs out and another process calls
+// again.
+func (r *Relay) deliver(ctx context.Context, a Attempt) {
+	o := r.call(ctx, a)
+	if ctx.Err() != nil {
+		return
+	}
+	r.m.deliveries.WithLabelValues(outcomeLabel(o)).Inc()
+	// The record has its own deadline: the call may have used up ctx's.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.out.Complete(rctx, a, o, DisableAfter); err != nil {
+		r.o.Log.Warn("webhooks: recording an attempt failed; the lease will run out and it is sent again", "webhook_id", a.MsgID, "error", err)
+	}
+}
+
+// call sends the attempt and says what came of it.
+func (r *Relay) call(ctx context.Context, a Attempt) Outcome {
+	now := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(a.Body))
+	if err != nil {
+		return r.failed(a, 0, 0)
+	}
+	sig, err := Sign(a.Secret, a.MsgID, now, a.Body)
+	if err != nil {
+		return r.failed(a, 0, 0)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "countersvc-webhooks")
+	req.Header.Set("webhook-id", a.MsgID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	res, err := r.client.Do(req)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			// Without the URL, which url.Error names: its query may carry
+			// the receiver's own token.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			r.o.Log.Info("webhooks: call failed", "webhook_id", a.MsgID, "hook", a.HookID, "error", err)
+		}
+		return r.failed(a, 0, 0)
+	}
+	io.Copy(io.Discard, io.LimitReader(res.Body, answerLimit))
+	res.Body.Close()
+	switch code := res.StatusCode; {
+	case code >= 200 && code < 300:
+		return Outcome{Status: Delivered, StatusCode: code, Succeeded: true}
+	case code == http.StatusGone:
+		return Outcome{Status: Failed, StatusCode: code, Gone: true}
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return r.failed(a, code, retryAfter(res.Header.Get("Retry-After"), now))
+	default: // 3xx included: no redirect is followed
+		return r.failed(a, code, 0)
+	}
+}
+
+// failed is the outcome of a failed attempt: the next by the schedule, or
+// after the receiver's Retry-After when it gave one, or failed for good.
+func (r *Relay) failed(a Attempt, code int, after time.Duration) Outcome {
+	next, ok := RetryAfter(a.Attempts)
+	if !ok {
+		return Outcome{Status: Failed, StatusCode: code}
+	}
+	if after > 0 {
+		next = after
+	}
+	return Outcome{Status: Pending, StatusCode: code, Next: next}
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date; 0 when
+// absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+		d = time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
+}
+
+// Sign is the webhook-signature of a call as Standard Webhooks defines it:
+// "v1," and the base64 HMAC-SHA256, keyed by the secret's bytes, of
+// "id.timestamp.body".
+func Sign(secret, msgID string, at time.Time, body []byte) (string, error) {
+	key, err := secretKey(secret)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(msgID + "." + strconv.FormatInt(at.Unix(), 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// measure updates the backlog's gauges.
+func (r *Relay) measure(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	n, age, err := r.out.Backlog(ctx)
+	if err != nil {
+		return // the gauges keep their last values
+	}
+	r.m.depth.Set(float64(n))
+	r.m.oldest.Set(age.Seconds())
+}
+
+// The outcomes of attempts, as /metrics labels them.
+const (
+	outcomeDelivered = "delivered"
+	outcomeRetry     = "retry"  // failed, to be tried again
+	outcomeFailed    = "failed" // failed for good
+	outcomeGone      = "gone"   // 410: the hook is disabled
+)
+
+func outcomeLabel(o Outcome) string {
+	switch {
+	case o.Succeeded:
+		return outcomeDelivered
+	case o.Gone:
+		return outcomeGone
+	case o.Status == Pending:
+		return outcomeRetry
+	default:
+		return outcomeFailed
+	}
+}
+
+type relayMetrics struct {
+	deliveries *prometheus.CounterVec
+	depth      prometheus.Gauge
+	oldest     prometheus.Gauge
+}
+
+func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
+	m := &relayMetrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "counters_webhook_deliveries_total",
+			Help: "Attempts to deliver webhook events made by this process, by outcome.",
+		}, []string{"outcome"}),
+		depth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "counters_webhook_queue_depth",
+			Help: "Webhook events pending delivery, in every process (measured every 5 s).",
+		}),
+		oldest: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "counters_webhook_oldest_pending_seconds",
+			Help: "Age of the oldest webhook event pending delivery, 0 when none (measured every 5 s).",
+		}),
+	}
+	for _, o := range []string{outcomeDelivered, outcomeRetry, outcomeFailed, outcomeGone} {
+		m.deliveries.WithLabelValues(o)
+	}
+	if reg != nil {
+		reg.MustRegister(m.deliveries, m.depth, m.oldest)
+	}
+	return m
+}
