@@ -62,8 +62,9 @@ func snippet(c *fiber.Ctx) error {
 
 // routePublic registers the public endpoints. They take no token: the
 // bearer check is attached to the private routes one by one, never to /v1
-// as a whole.
-func routePublic(v1 fiber.Router, o Options) {
+// as a whole. It returns the page-hit handlers, which the page-hit stream
+// shares.
+func routePublic(v1 fiber.Router, o Options) *hitHandlers {
 	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
 		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}}
 	noStore := publicHeaders("no-store")
@@ -80,9 +81,15 @@ func routePublic(v1 fiber.Router, o Options) {
 		{"/snippet.js", publicHeaders(snippetCacheControl), snippet},
 	}
 	for _, r := range routes {
-		v1.Get(r.path, r.headers, r.handler)
-		v1.Options(r.path, r.headers, preflight, allowOptions)
+		routePublicGet(v1, r.path, r.headers, r.handler)
 	}
+	return h
+}
+
+// routePublicGet registers a public GET with its CORS preflight.
+func routePublicGet(v1 fiber.Router, path string, headers, handler fiber.Handler) {
+	v1.Get(path, headers, handler)
+	v1.Options(path, headers, preflight, allowOptions)
 }
 
 // allowOptions answers an OPTIONS request that is not a CORS preflight.

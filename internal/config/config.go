@@ -43,6 +43,12 @@ type Config struct {
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"COUNTERS_LOG_FORMAT" envDefault:"json"`
 
+	// Live updates (docs/live-updates.md).
+	LiveMaxPerAddr int           `env:"COUNTERS_LIVE_MAX_PER_ADDR" envDefault:"100"`
+	LiveMaxStreams int           `env:"COUNTERS_LIVE_MAX_STREAMS" envDefault:"20000"`
+	LiveCheckEvery time.Duration `env:"COUNTERS_LIVE_CHECK_EVERY" envDefault:"1s"`
+	LiveHeartbeat  time.Duration `env:"COUNTERS_LIVE_HEARTBEAT" envDefault:"15s"`
+
 	// Page hits (hits.go).
 	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envDefault:"hits/" envSeparator:","`
 	TrustedProxies  []string      `env:"COUNTERS_TRUSTED_PROXIES" envSeparator:","`
@@ -99,6 +105,7 @@ func (c Config) Validate() error {
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
 		{"COUNTERS_READ_TIMEOUT", c.ReadTimeout}, {"COUNTERS_WRITE_TIMEOUT", c.WriteTimeout},
 		{"COUNTERS_IDLE_TIMEOUT", c.IdleTimeout},
+		{"COUNTERS_LIVE_CHECK_EVERY", c.LiveCheckEvery}, {"COUNTERS_LIVE_HEARTBEAT", c.LiveHeartbeat},
 	}
 	for _, p := range positive {
 		if p.d <= 0 {
@@ -119,6 +126,12 @@ func (c Config) Validate() error {
 	}
 	if c.CoalesceFlight > c.MySQLMaxConns {
 		return errors.New("COUNTERS_COALESCE_MAX_INFLIGHT: must not exceed COUNTERS_MYSQL_MAX_CONNS")
+	}
+	if c.LiveMaxPerAddr < 1 || c.LiveMaxStreams < 1 {
+		return errors.New("COUNTERS_LIVE_MAX_PER_ADDR and COUNTERS_LIVE_MAX_STREAMS: must be at least 1")
+	}
+	if c.LiveHeartbeat > 15*time.Second {
+		return errors.New("COUNTERS_LIVE_HEARTBEAT: must be at most 15s (the contract promises a comment at least every 15 seconds)")
 	}
 	if c.BodyLimit < 1024 {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")

@@ -9,6 +9,8 @@
 //	-> cache's HoldWrites (a write Redis did not confirm waits out the lease)
 //	-> counters (validation)
 //	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
+//
+// The store's change seam has one observer: live updates (package live).
 package wire
 
 import (
@@ -31,6 +33,7 @@ import (
 	"countersvc/hits"
 	"countersvc/internal/config"
 	"countersvc/keys"
+	"countersvc/live"
 	"countersvc/storage"
 	"countersvc/tickets"
 )
@@ -49,6 +52,7 @@ type Service struct {
 	Tickets     tickets.Service
 	Keys        *keys.Service
 	Drain       *app.Drain // main.go starts it on SIGTERM
+	Live        *live.Hub  // live updates: the store's observer, and the streams
 
 	closers []func() error // in the order Close runs them
 }
@@ -109,6 +113,19 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	}
 	s.Counters = counters.NewService(store)
 
+	// Live updates: one observer of the store's change seam. It reads
+	// watched counters from the MySQL store itself (never a cache: a stream
+	// must not go back) and hears other processes over Redis.
+	lo := live.Options{Reader: s.Store, CheckEvery: cfg.LiveCheckEvery, MaxPerAddr: cfg.LiveMaxPerAddr, MaxStreams: cfg.LiveMaxStreams,
+		Timeout: cfg.MySQLTimeout, Registerer: s.Registry, Log: log}
+	if s.Cache != nil {
+		lo.Transport = s.Cache.Live()
+	}
+	s.Live = live.New(lo)
+	s.Store.Observe(s.Live)
+	go s.Live.Run(ctx)
+	s.onClose(func() error { s.Live.Close(); return nil })
+
 	// Consumers of the counters service.
 	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
@@ -148,6 +165,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		WriteTimeout: cfg.WriteTimeout,
 		IdleTimeout:  cfg.IdleTimeout,
 		Drain:        s.Drain,
+
+		Live:          s.Live,
+		LiveHeartbeat: cfg.LiveHeartbeat,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,

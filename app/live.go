@@ -1,0 +1,158 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/counters"
+	"countersvc/keys"
+	"countersvc/live"
+)
+
+// DefaultHeartbeat is how often an idle stream sends a comment: API.md
+// promises one at least every 15 seconds, so that proxies keep idle streams
+// open, and it is also how a stream learns that its client went away: a
+// writer hears of a gone client only when a write fails (fasthttp #993,
+// #771), so without it a dropped stream would hold its goroutines until
+// its counter next changed.
+const DefaultHeartbeat = 15 * time.Second
+
+// liveRetry is the reconnection delay the streams suggest (retry:), in
+// milliseconds: soon enough to miss little, late enough that a whole
+// audience reconnecting to a restarted process is spread out.
+const liveRetry = 2000
+
+// liveHandlers serves the streams of API.md "Live updates". The rules
+// (what is sent, when, the caps) are package live's; these handlers read
+// the request, write the events and keep the connection alive.
+type liveHandlers struct {
+	dbBudget
+	guarded   keys.LiveOpener // private streams, checked against the key
+	public    keys.LiveOpener // page-hit streams: no key, public names only
+	hits      *hitHandlers
+	proxies   trustedProxies
+	drain     *Drain
+	heartbeat time.Duration
+	writeWait time.Duration // how long a client may take to accept one write before it is dropped
+}
+
+func (h *liveHandlers) counter(c *fiber.Ctx) error {
+	name, err := pathName(c, "name")
+	if err != nil {
+		return err
+	}
+	return h.open(c, h.guarded.Counter, live.Request{Name: name})
+}
+
+func (h *liveHandlers) prefix(c *fiber.Ctx) error {
+	prefix := strings.Clone(c.Query("prefix"))
+	if prefix == "" {
+		return counters.Errorf(counters.EINVALID, "The prefix query parameter is required and must not be empty.")
+	}
+	return h.open(c, h.guarded.Prefix, live.Request{Prefix: prefix})
+}
+
+// hit is the public page-hit stream: it counts no hit, and a page with no
+// hit yet streams 0.
+func (h *liveHandlers) hit(c *fiber.Ctx) error {
+	name, err := h.hits.publicName(c)
+	if err != nil {
+		return err
+	}
+	return h.open(c, h.public.Counter, live.Request{Name: name, Missing: true})
+}
+
+// open opens the stream with the request's address and Last-Event-ID, and
+// answers an error before the stream starts (404, 403, 429) as JSON.
+func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Request) (*live.Stream, error), r live.Request) error {
+	r.Addr = h.proxies.clientAddr(c).String()
+	r.LastEventID = strings.Clone(c.Get("Last-Event-ID"))
+	ctx, cancel := h.dbContext(c)
+	s, err := opener(ctx, r)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if h.drain.Draining() {
+		s.Close()
+		return counters.Errorf(counters.EUNAVAILABLE, "The service is shutting down; connect again.")
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back in its buffer
+	conn := c.Context().Conn()
+	done := h.drain.done()
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.Close()
+		// fasthttp sets the connection's write deadline once, from
+		// WriteTimeout, when the answer starts: left alone it would end
+		// every stream after WriteTimeout. Each write moves it instead,
+		// which also drops a client that stops reading: its write waits
+		// writeWait at most, and the conflating slots hold the rest.
+		flush := func() bool {
+			conn.SetWriteDeadline(time.Now().Add(h.writeWait))
+			return w.Flush() == nil
+		}
+		w.WriteString("retry: " + strconv.Itoa(liveRetry) + "\n\n")
+		if !flush() {
+			return
+		}
+		beat := time.NewTicker(h.heartbeat)
+		defer beat.Stop()
+		var last time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-s.Done():
+				return
+			case <-beat.C:
+				w.WriteString(":\n\n")
+				if !flush() {
+					return
+				}
+				continue
+			case <-s.Ready():
+			}
+			// At most one event per counter per live.Interval: the slots
+			// keep filling meanwhile, and the newest state is sent.
+			if wait := live.Interval - time.Since(last); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-done:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+			for _, u := range s.Take() {
+				writeEvent(w, u)
+			}
+			if !flush() {
+				return
+			}
+			last = time.Now()
+			beat.Reset(h.heartbeat)
+		}
+	})
+	return nil
+}
+
+// writeEvent writes one event of API.md's shapes. Names are valid counter
+// names (no control characters), and JSON-quoted, so the data is one line.
+func writeEvent(w *bufio.Writer, u live.Update) {
+	name, _ := json.Marshal(u.Name) // a string always marshals
+	w.WriteString("id: " + u.ID() + "\n")
+	if u.Deleted {
+		w.WriteString("event: deleted\ndata: {\"name\":" + string(name) + "}\n\n")
+		return
+	}
+	w.WriteString("event: counter\ndata: {\"name\":" + string(name) + ",\"value\":" + strconv.FormatInt(u.Value, 10) +
+		",\"at\":\"" + u.At().Format(time.RFC3339Nano) + "\"}\n\n")
+}
