@@ -480,19 +480,21 @@ func (h *Hub) Prefix(ctx context.Context, r Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Registered before the read, as for Counter; the read also makes a
+	// stream that MySQL cannot serve fail before it starts (503).
 	now := h.o.Now().UnixMicro()
 	s.floor = now
 	if id, ok := parseID(r.LastEventID); ok && id <= now {
 		s.floor = id
-		rows, err := h.o.Reader.ReadLive(ctx, Query{Prefixes: []string{r.Prefix}, Since: id})
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		slices.SortFunc(rows, func(a, b Update) int { return compareInt(a.Version, b.Version) })
-		for _, u := range rows {
-			s.offer(u)
-		}
+	}
+	rows, err := h.o.Reader.ReadLive(ctx, Query{Prefixes: []string{r.Prefix}, Since: s.floor})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	slices.SortFunc(rows, func(a, b Update) int { return compareInt(a.Version, b.Version) })
+	for _, u := range rows {
+		s.offer(u)
 	}
 	return s, nil
 }
