@@ -3,7 +3,6 @@ package app
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"net"
 	"strconv"
 	"strings"
@@ -195,15 +194,36 @@ func (c *chunked) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeEvent writes one event of API.md's shapes. Names are valid counter
-// names (no control characters), and JSON-quoted, so the data is one line.
+// writeEvent writes one event of API.md's shapes. It allocates nothing: a
+// hot counter's event is written by every stream that watches it. Names
+// are valid counter names, without control characters, so the data is one
+// line and only quotes and backslashes need escaping in its JSON.
 func writeEvent(w *bufio.Writer, u live.Update) {
-	name, _ := json.Marshal(u.Name) // a string always marshals
-	w.WriteString("id: " + u.ID() + "\n")
+	var num [32]byte
+	w.WriteString("id: ")
+	w.Write(strconv.AppendInt(num[:0], u.Version, 10))
 	if u.Deleted {
-		w.WriteString("event: deleted\ndata: {\"name\":" + string(name) + "}\n\n")
+		w.WriteString("\nevent: deleted\ndata: {\"name\":")
+		writeJSONName(w, u.Name)
+		w.WriteString("}\n\n")
 		return
 	}
-	w.WriteString("event: counter\ndata: {\"name\":" + string(name) + ",\"value\":" + strconv.FormatInt(u.Value, 10) +
-		",\"at\":\"" + u.At().Format(time.RFC3339Nano) + "\"}\n\n")
+	w.WriteString("\nevent: counter\ndata: {\"name\":")
+	writeJSONName(w, u.Name)
+	w.WriteString(",\"value\":")
+	w.Write(strconv.AppendInt(num[:0], u.Value, 10))
+	w.WriteString(",\"at\":\"")
+	w.Write(u.At().AppendFormat(num[:0], time.RFC3339Nano))
+	w.WriteString("\"}\n\n")
+}
+
+func writeJSONName(w *bufio.Writer, name string) {
+	w.WriteByte('"')
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '"' || c == '\\' {
+			w.WriteByte('\\')
+		}
+		w.WriteByte(name[i])
+	}
+	w.WriteByte('"')
 }
