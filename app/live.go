@@ -115,18 +115,18 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 	defer s.Close()
 	cw := &chunked{conn: conn}
 	w := bufio.NewWriterSize(cw, 1024)
-	// Each write has writeWait to be taken: a client that stops reading is
-	// dropped, and the conflating slots hold what it missed, never more.
-	flush := func() bool {
-		conn.SetWriteDeadline(time.Now().Add(h.writeWait))
-		return w.Flush() == nil
-	}
-	conn.SetWriteDeadline(time.Now().Add(h.writeWait))
+	// The write deadline moves at each heartbeat, not at each write (a
+	// deadline is a timer to reset: per event, a thousand streams on a
+	// hot counter paid for ten thousand a second). A client that stops
+	// reading is dropped within a heartbeat and writeWait, and the
+	// conflating slots hold what it missed meanwhile, never more.
+	extend := func() { conn.SetWriteDeadline(time.Now().Add(h.heartbeat + h.writeWait)) }
+	extend()
 	if _, err := conn.Write(rc.Response.Header.Header()); err != nil {
 		return
 	}
 	w.WriteString("retry: " + strconv.Itoa(liveRetry) + "\n\n")
-	if !flush() {
+	if w.Flush() != nil {
 		return
 	}
 	defer func() { // the last chunk, so that the client sees an end, not a cut
@@ -136,7 +136,7 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 	done := h.drain.done()
 	beat := time.NewTicker(h.heartbeat)
 	defer beat.Stop()
-	var last time.Time
+	var last time.Time // of the last event
 	for {
 		select {
 		case <-done:
@@ -144,8 +144,12 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 		case <-s.Done():
 			return
 		case <-beat.C:
+			// Every heartbeat, events or not: API.md promises a comment
+			// at least every 15 s. It is also how a gone client is found:
+			// its write fails.
+			extend()
 			w.WriteString(":\n\n")
-			if !flush() {
+			if w.Flush() != nil {
 				return
 			}
 			continue
@@ -168,11 +172,10 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 		for _, u := range s.Take() {
 			writeEvent(w, u)
 		}
-		if !flush() {
+		if w.Flush() != nil {
 			return
 		}
 		last = time.Now()
-		beat.Reset(h.heartbeat)
 	}
 }
 

@@ -93,16 +93,23 @@ type Hub struct {
 	o Options
 	m *metrics
 
-	mu       sync.Mutex
+	// mu guards the streams' index. Writers of counters take it shared
+	// (Committed), so a hot counter's commits never queue behind each
+	// other or behind the handing of a state to its streams.
+	mu       sync.RWMutex
 	byName   map[string]map[*Stream]struct{}
 	byPrefix map[string]map[*Stream]struct{}
 	perAddr  map[string]int
 	open     int
-	latest   map[string]Update // the last state read of each watched counter
-	dirty    map[string]struct{}
-	toSend   map[string]struct{} // names to publish
 	closed   bool
 	done     chan struct{} // closed by Close: every stream ends
+
+	latestMu sync.Mutex        // after mu when both are held
+	latest   map[string]Update // the last state read of each watched counter
+
+	marks  sync.Mutex
+	dirty  map[string]struct{} // names to read
+	toSend map[string]struct{} // names to publish
 
 	watching atomic.Bool              // any stream open here
 	anywhere atomic.Pointer[watchSet] // watched by any process, this one included
@@ -177,23 +184,32 @@ func (h *Hub) Committed(_ context.Context, changes []counters.Change) {
 	if !local && anywhere.empty() {
 		return
 	}
-	var mark, send bool
-	h.mu.Lock()
+	var mark, send []string
+	h.mu.RLock()
 	for _, c := range changes {
 		if local && h.watchedLocked(c.Name) {
-			h.dirty[c.Name] = struct{}{}
-			mark = true
+			mark = append(mark, c.Name)
 		}
 		if h.o.Transport != nil && anywhere.has(c.Name) {
-			h.toSend[c.Name] = struct{}{}
-			send = true
+			send = append(send, c.Name)
 		}
 	}
-	h.mu.Unlock()
-	if mark {
+	h.mu.RUnlock()
+	if len(mark)+len(send) == 0 {
+		return
+	}
+	h.marks.Lock()
+	for _, n := range mark {
+		h.dirty[n] = struct{}{}
+	}
+	for _, n := range send {
+		h.toSend[n] = struct{}{}
+	}
+	h.marks.Unlock()
+	if len(mark) > 0 {
 		signal(h.signals.dirty)
 	}
-	if send {
+	if len(send) > 0 {
 		signal(h.signals.publish)
 	}
 }
@@ -203,18 +219,23 @@ func (h *Hub) changed(names []string) {
 	if !h.watching.Load() {
 		return
 	}
-	mark := false
-	h.mu.Lock()
+	var mark []string
+	h.mu.RLock()
 	for _, n := range names {
 		if h.watchedLocked(n) {
-			h.dirty[n] = struct{}{}
-			mark = true
+			mark = append(mark, n)
 		}
 	}
-	h.mu.Unlock()
-	if mark {
-		signal(h.signals.dirty)
+	h.mu.RUnlock()
+	if len(mark) == 0 {
+		return
 	}
+	h.marks.Lock()
+	for _, n := range mark {
+		h.dirty[n] = struct{}{}
+	}
+	h.marks.Unlock()
+	signal(h.signals.dirty)
 }
 
 // watchedLocked reports whether a stream here watches name.
@@ -251,13 +272,13 @@ func (h *Hub) readLoop(ctx context.Context) {
 			if !pace(ctx, &last, Interval) {
 				return
 			}
-			h.mu.Lock()
+			h.marks.Lock()
 			names := make([]string, 0, len(h.dirty))
 			for n := range h.dirty {
 				names = append(names, n)
 			}
 			clear(h.dirty)
-			h.mu.Unlock()
+			h.marks.Unlock()
 			h.read(ctx, Query{Names: names}, true)
 		case <-tick.C:
 			h.checkAll(ctx)
@@ -319,8 +340,10 @@ func (h *Hub) read(ctx context.Context, q Query, dirty bool) bool {
 // and the rows read under prefixes, each only when newer than the last.
 func (h *Hub) apply(names []string, rows []Update) {
 	slices.SortFunc(rows, func(a, b Update) int { return compareInt(a.Version, b.Version) })
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	h.latestMu.Lock()
+	defer h.latestMu.Unlock()
 	present := make(map[string]struct{}, len(rows))
 	for _, u := range rows {
 		present[u.Name] = struct{}{}
@@ -340,7 +363,8 @@ func (h *Hub) apply(names []string, rows []Update) {
 }
 
 // dispatchLocked records u as the latest state and offers it to every
-// stream that watches its counter.
+// stream that watches its counter; the caller holds mu (shared) and
+// latestMu.
 func (h *Hub) dispatchLocked(u Update) {
 	if h.watchedLocked(u.Name) {
 		h.latest[u.Name] = u
@@ -371,13 +395,13 @@ func (h *Hub) publishLoop(ctx context.Context) {
 		if !pace(ctx, &last, publishEvery) {
 			return
 		}
-		h.mu.Lock()
+		h.marks.Lock()
 		names := make([]string, 0, len(h.toSend))
 		for n := range h.toSend {
 			names = append(names, n)
 		}
 		clear(h.toSend)
-		h.mu.Unlock()
+		h.marks.Unlock()
 		pctx, cancel := context.WithTimeout(ctx, h.o.Timeout)
 		err := h.o.Transport.Publish(pctx, names)
 		cancel()
@@ -424,8 +448,8 @@ func (h *Hub) shareLoop(ctx context.Context) {
 
 // localWatch is what the streams of this process watch.
 func (h *Hub) localWatch() Watch {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
 	w := Watch{Names: make([]string, 0, len(h.byName)), Prefixes: make([]string, 0, len(h.byPrefix))}
 	for n := range h.byName {
 		w.Names = append(w.Names, n)
@@ -477,13 +501,11 @@ func (h *Hub) Counter(ctx context.Context, r Request) (*Stream, error) {
 	if id, ok := parseID(r.LastEventID); ok && id <= cur.Version {
 		s.floor = id
 	}
-	h.mu.Lock()
-	if last, ok := h.latest[r.Name]; !ok || last.Deleted || cur.Version > last.Version {
-		if len(rows) == 1 {
-			h.latest[r.Name] = cur
-		}
+	h.latestMu.Lock()
+	if last, ok := h.latest[r.Name]; len(rows) == 1 && (!ok || last.Deleted || cur.Version > last.Version) {
+		h.latest[r.Name] = cur
 	}
-	h.mu.Unlock()
+	h.latestMu.Unlock()
 	s.offer(cur)
 	return s, nil
 }
@@ -591,8 +613,11 @@ func (h *Hub) remove(s *Stream) {
 	delete(index[key], s)
 	if len(index[key]) == 0 {
 		delete(index, key)
+		h.latestMu.Lock()
 		if s.prefix == "" {
-			delete(h.latest, key)
+			if !h.watchedLocked(key) {
+				delete(h.latest, key)
+			}
 		} else {
 			for n := range h.latest {
 				if !h.watchedLocked(n) {
@@ -600,6 +625,7 @@ func (h *Hub) remove(s *Stream) {
 				}
 			}
 		}
+		h.latestMu.Unlock()
 	}
 	if h.perAddr[s.addr]--; h.perAddr[s.addr] == 0 {
 		delete(h.perAddr, s.addr)
@@ -615,8 +641,8 @@ func (h *Hub) remove(s *Stream) {
 
 // Open is the number of open streams.
 func (h *Hub) Open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
 	return h.open
 }
 
