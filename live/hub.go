@@ -50,7 +50,7 @@ const maxNamesPerQuery = 10000
 // publishEvery is the least time between two notices of one process: the
 // receivers read at most once per Interval anyway, and a hot counter would
 // otherwise send a notice per commit.
-const publishEvery = Interval / 2
+const publishEvery = 50 * time.Millisecond
 
 // Options configure a Hub. Zero values take the defaults.
 type Options struct {
@@ -114,7 +114,7 @@ type Hub struct {
 	watching atomic.Bool              // any stream open here
 	anywhere atomic.Pointer[watchSet] // watched by any process, this one included
 	lastOK   atomic.Int64             // version at which the last full check began
-	signals  struct{ dirty, publish, missed, share chan struct{} }
+	signals  struct{ dirty, publish, missed, share, refresh chan struct{} }
 }
 
 var _ counters.Observer = (*Hub)(nil)
@@ -127,6 +127,7 @@ func New(o Options) *Hub {
 		done: make(chan struct{})}
 	h.signals.dirty, h.signals.publish = make(chan struct{}, 1), make(chan struct{}, 1)
 	h.signals.missed, h.signals.share = make(chan struct{}, 1), make(chan struct{}, 1)
+	h.signals.refresh = make(chan struct{}, 1)
 	h.anywhere.Store(&watchSet{})
 	h.lastOK.Store(o.Now().UnixMicro())
 	h.m = newMetrics(o.Registerer, h)
@@ -168,7 +169,7 @@ func (h *Hub) Run(ctx context.Context) {
 			t.Subscribe(ctx, Listener{
 				Changed:  h.changed,
 				Missed:   func() { h.m.missed.Inc(); signal(h.signals.missed) },
-				Watching: func() { signal(h.signals.share) },
+				Watching: func() { signal(h.signals.refresh) },
 			})
 		})
 	}
@@ -414,22 +415,27 @@ func (h *Hub) publishLoop(ctx context.Context) {
 }
 
 // shareLoop renews this process's watches in the Transport and reads
-// everyone's, every shareEvery and at once when this or another process
-// starts watching something new.
+// everyone's, every shareEvery and at once when this process starts
+// watching something new; when another one does, it only reads them
+// (sharing then would announce again, to every process, this one
+// included: a loop).
 func (h *Hub) shareLoop(ctx context.Context) {
 	tick := time.NewTicker(shareEvery)
 	defer tick.Stop()
 	shared := false
 	for {
+		share := true
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		case <-h.signals.share:
+		case <-h.signals.refresh:
+			share = false
 		}
 		w := h.localWatch()
 		cctx, cancel := context.WithTimeout(ctx, h.o.Timeout)
-		if len(w.Names)+len(w.Prefixes) > 0 || shared {
+		if share && (len(w.Names)+len(w.Prefixes) > 0 || shared) {
 			shared = len(w.Names)+len(w.Prefixes) > 0
 			if err := h.o.Transport.Share(cctx, w, watchTTL); err != nil {
 				h.m.publishErrors.Inc()
