@@ -3,7 +3,6 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -17,143 +16,6 @@ import (
 	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 )
-
-// sseEvent is one event of a stream as a client parses it.
-type sseEvent struct {
-	ID, Event string
-	Data      struct {
-		Name  string `json:"name"`
-		Value int64  `json:"value"`
-		At    string `json:"at"`
-	}
-}
-
-// sse is a client's open stream over a real connection.
-type sse struct {
-	res    *http.Response
-	events chan sseEvent
-	lines  chan string // every line, comments and retry: included
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// openStream opens path and fails unless it is a 200 event stream.
-func openStream(t *testing.T, url string, headers ...string) *sse {
-	t.Helper()
-	s, status, body := tryStream(t, url, headers...)
-	if status != 200 {
-		t.Fatalf("GET %s: %d %s", url, status, body)
-	}
-	return s
-}
-
-// tryStream opens url; on an answer other than 200 it returns the status
-// and body instead of a stream.
-func tryStream(t *testing.T, url string, headers ...string) (*sse, int, string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	res, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if res.StatusCode != 200 {
-		var b strings.Builder
-		bufio.NewReader(res.Body).WriteTo(&b)
-		res.Body.Close()
-		cancel()
-		return nil, res.StatusCode, b.String()
-	}
-	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Errorf("Content-Type %q", ct)
-	}
-	s := &sse{res: res, events: make(chan sseEvent, 100000), lines: make(chan string, 100000), cancel: cancel, done: make(chan struct{})}
-	go s.read()
-	t.Cleanup(s.close)
-	return s, 200, ""
-}
-
-func (s *sse) read() {
-	defer close(s.done)
-	sc := bufio.NewScanner(s.res.Body)
-	var ev sseEvent
-	for sc.Scan() {
-		line := sc.Text()
-		s.lines <- line
-		switch {
-		case line == "":
-			if ev.Event != "" {
-				s.events <- ev
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			ev.ID = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			ev.Event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			json.Unmarshal([]byte(line[6:]), &ev.Data)
-		}
-	}
-}
-
-func (s *sse) close() {
-	s.cancel()
-	s.res.Body.Close()
-	<-s.done
-}
-
-// next is the next event, or fails after wait.
-func (s *sse) next(t *testing.T, wait time.Duration) sseEvent {
-	t.Helper()
-	select {
-	case ev := <-s.events:
-		return ev
-	case <-time.After(wait):
-		t.Fatalf("no event within %v", wait)
-	case <-s.done:
-		select {
-		case ev := <-s.events:
-			return ev
-		default:
-		}
-		t.Fatal("the stream ended")
-	}
-	return sseEvent{}
-}
-
-// quiet fails if an event comes within d.
-func (s *sse) quiet(t *testing.T, d time.Duration) {
-	t.Helper()
-	select {
-	case ev := <-s.events:
-		t.Fatalf("unexpected event %+v", ev)
-	case <-time.After(d):
-	}
-}
-
-// until reads events until one has value want, failing after wait; it
-// returns the values seen on the way.
-func (s *sse) until(t *testing.T, want int64, wait time.Duration) []int64 {
-	t.Helper()
-	deadline := time.After(wait)
-	var seen []int64
-	for {
-		select {
-		case ev := <-s.events:
-			seen = append(seen, ev.Data.Value)
-			if ev.Data.Value == want {
-				return seen
-			}
-		case <-deadline:
-			t.Fatalf("value %d not seen within %v (saw %v)", want, wait, seen)
-		}
-	}
-}
 
 func increment(t *testing.T, e *apptest.Env, name string) int64 {
 	t.Helper()
@@ -175,20 +37,20 @@ func liveOptions(c *config.Config) {
 func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/live%2Fa", `{"value": 41}`)
-	s := openStream(t, e.URL+"/v1/counters/live%2Fa/events")
-	if first := <-s.lines; !strings.HasPrefix(first, "retry: ") {
+	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fa/events")
+	if first := <-s.Lines; !strings.HasPrefix(first, "retry: ") {
 		t.Errorf("first line %q, want retry:", first)
 	}
-	ev := s.next(t, 2*time.Second)
-	if ev.Event != "counter" || ev.Data.Name != "live/a" || ev.Data.Value != 41 {
+	ev := s.Next(t, 2*time.Second)
+	if ev.Event != "counter" || ev.Name != "live/a" || ev.Value != 41 {
 		t.Fatalf("first event %+v", ev)
 	}
-	if _, err := time.Parse(time.RFC3339, ev.Data.At); err != nil {
-		t.Errorf("at %q: %v", ev.Data.At, err)
+	if _, err := time.Parse(time.RFC3339, ev.At); err != nil {
+		t.Errorf("at %q: %v", ev.At, err)
 	}
 	increment(t, e, "live%2Fa")
-	next := s.next(t, time.Second)
-	if next.Data.Value != 42 {
+	next := s.Next(t, time.Second)
+	if next.Value != 42 {
 		t.Errorf("after the increment %+v", next)
 	}
 	a, _ := strconv.ParseInt(ev.ID, 10, 64)
@@ -197,7 +59,7 @@ func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
 		t.Errorf("ids %q then %q: want growing numbers", ev.ID, next.ID)
 	}
 	e.Do(t, "DELETE", "/v1/counters/live%2Fa", "")
-	if del := s.next(t, 2*time.Second); del.Event != "deleted" || del.Data.Name != "live/a" {
+	if del := s.Next(t, 2*time.Second); del.Event != "deleted" || del.Name != "live/a" {
 		t.Errorf("after the deletion %+v", del)
 	}
 }
@@ -216,19 +78,19 @@ func TestStreamsAnswerErrorsBeforeTheyStart(t *testing.T) {
 		{"/v1/events?prefix=", 400},
 		{"/v1/hits/private%2Fx/events", 403},
 	} {
-		if _, status, body := tryStream(t, e.URL+tc.path); status != tc.status || !strings.Contains(body, `"error"`) {
+		if _, status, body := apptest.TryStream(t, e.URL+tc.path); status != tc.status || !strings.Contains(body, `"error"`) {
 			t.Errorf("%s: %d %s, want %d with a JSON error", tc.path, status, body, tc.status)
 		}
 	}
-	s := openStream(t, e.URL+"/v1/hits/hits%2Fnew-page/events")
-	if ev := s.next(t, 2*time.Second); ev.Data.Value != 0 || ev.Data.Name != "hits/new-page" {
+	s := apptest.OpenStream(t, e.URL+"/v1/hits/hits%2Fnew-page/events")
+	if ev := s.Next(t, 2*time.Second); ev.Value != 0 || ev.Name != "hits/new-page" {
 		t.Errorf("first event of a page with no hit %+v", ev)
 	}
-	if s.res.Header.Get("Access-Control-Allow-Origin") != "*" {
+	if s.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("the public stream has no CORS header")
 	}
 	e.Do(t, "GET", "/v1/hits/hits%2Fnew-page", "")
-	if ev := s.next(t, 2*time.Second); ev.Data.Value != 1 {
+	if ev := s.Next(t, 2*time.Second); ev.Value != 1 {
 		t.Errorf("after one hit %+v (the stream must count none)", ev)
 	}
 }
@@ -239,25 +101,25 @@ func TestStreamsAnswerErrorsBeforeTheyStart(t *testing.T) {
 func TestLastEventIDResumesWithTheCurrentValueOnlyIfNewer(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/live%2Fr", `{"value": 1}`)
-	s := openStream(t, e.URL+"/v1/counters/live%2Fr/events")
-	first := s.next(t, 2*time.Second)
-	s.close()
+	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events")
+	first := s.Next(t, 2*time.Second)
+	s.Close()
 
-	same := openStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+first.ID)
-	same.quiet(t, 500*time.Millisecond)
+	same := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+first.ID)
+	same.Quiet(t, 500*time.Millisecond)
 	increment(t, e, "live%2Fr")
-	if ev := same.next(t, time.Second); ev.Data.Value != 2 {
+	if ev := same.Next(t, time.Second); ev.Value != 2 {
 		t.Errorf("after the change %+v", ev)
 	}
-	same.close()
+	same.Close()
 
 	for _, id := range []string{first.ID, "garbled", "99999999999999999", "-3"} {
-		s := openStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+id)
-		if ev := s.next(t, 2*time.Second); ev.Data.Value != 2 {
+		s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+id)
+		if ev := s.Next(t, 2*time.Second); ev.Value != 2 {
 			t.Errorf("Last-Event-ID %q: %+v, want the current value 2", id, ev)
 		}
-		s.quiet(t, 300*time.Millisecond) // once
-		s.close()
+		s.Quiet(t, 300*time.Millisecond) // once
+		s.Close()
 	}
 }
 
@@ -266,15 +128,15 @@ func TestLastEventIDResumesWithTheCurrentValueOnlyIfNewer(t *testing.T) {
 func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/shop%2Fold", `{"value": 5}`)
-	s := openStream(t, e.URL+"/v1/events?prefix=shop%2F")
-	s.quiet(t, 300*time.Millisecond)
+	s := apptest.OpenStream(t, e.URL+"/v1/events?prefix=shop%2F")
+	s.Quiet(t, 300*time.Millisecond)
 	increment(t, e, "other%2Fx")
 	increment(t, e, "shop%2Fnew")
-	if ev := s.next(t, time.Second); ev.Data.Name != "shop/new" || ev.Data.Value != 1 {
+	if ev := s.Next(t, time.Second); ev.Name != "shop/new" || ev.Value != 1 {
 		t.Errorf("%+v, want shop/new = 1", ev)
 	}
 	increment(t, e, "shop%2Fold")
-	if ev := s.next(t, time.Second); ev.Data.Name != "shop/old" || ev.Data.Value != 6 {
+	if ev := s.Next(t, time.Second); ev.Name != "shop/old" || ev.Value != 6 {
 		t.Errorf("%+v, want shop/old = 6", ev)
 	}
 }
@@ -296,12 +158,12 @@ func TestStreamsAreScopedLikeReads(t *testing.T) {
 		{"/v1/events?prefix=bank%2F", 403},
 		{"/v1/events?prefix=s", 403},
 	} {
-		s, status, body := tryStream(t, e.URL+tc.path, auth)
+		s, status, body := apptest.TryStream(t, e.URL+tc.path, auth)
 		if status != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.path, status, body, tc.status)
 		}
 		if s != nil {
-			s.close()
+			s.Close()
 		}
 	}
 }
@@ -312,7 +174,7 @@ func TestStreamsPastTheCapAreRefused(t *testing.T) {
 	e := apptest.New(t, liveOptions, func(c *config.Config) { c.LiveMaxPerAddr = 2 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fc", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fc/events"
-	a, b := openStream(t, url), openStream(t, url)
+	a, b := apptest.OpenStream(t, url), apptest.OpenStream(t, url)
 	_ = b
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -328,12 +190,12 @@ func TestStreamsPastTheCapAreRefused(t *testing.T) {
 	if n, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || n < 1 {
 		t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
 	}
-	a.close()
+	a.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s, status, _ := tryStream(t, url)
+		s, status, _ := apptest.TryStream(t, url)
 		if status == 200 {
-			s.close()
+			s.Close()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -348,13 +210,13 @@ func TestStreamsPastTheCapAreRefused(t *testing.T) {
 func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
 	e := apptest.New(t, liveOptions, func(c *config.Config) { c.LiveHeartbeat = 15 * time.Second })
 	e.Do(t, "PUT", "/v1/counters/live%2Fd", `{"value": 1}`)
-	streams := []*sse{openStream(t, e.URL+"/v1/counters/live%2Fd/events"), openStream(t, e.URL+"/v1/events?prefix=live%2F")}
-	streams[0].next(t, 2*time.Second)
+	streams := []*apptest.Stream{apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fd/events"), apptest.OpenStream(t, e.URL+"/v1/events?prefix=live%2F")}
+	streams[0].Next(t, 2*time.Second)
 	start := time.Now()
 	e.Drain.Start()
 	for _, s := range streams {
 		select {
-		case <-s.done:
+		case <-s.Done:
 		case <-time.After(time.Second):
 			t.Fatalf("a stream still open %v after the drain began", time.Since(start))
 		}
@@ -385,9 +247,9 @@ func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
 		}
 		return n
 	}
-	s := openStream(t, url) // warm up pools and connections
-	s.next(t, 2*time.Second)
-	s.close()
+	s := apptest.OpenStream(t, url) // warm up pools and connections
+	s.Next(t, 2*time.Second)
+	s.Close()
 	time.Sleep(time.Second)
 	before := settle()
 	var wg sync.WaitGroup
@@ -443,8 +305,8 @@ func TestStreamOnOtherProcessSeesEveryIncrementInOrder(t *testing.T) {
 	rd := testenv.StartRedis(t)
 	a, b := liveProcesses(t, rd)
 	a.Do(t, "PUT", "/v1/counters/live%2Fhot", `{"value": 0}`)
-	s := openStream(t, b.URL+"/v1/counters/live%2Fhot/events")
-	s.next(t, 2*time.Second)
+	s := apptest.OpenStream(t, b.URL+"/v1/counters/live%2Fhot/events")
+	s.Next(t, 2*time.Second)
 	time.Sleep(300 * time.Millisecond) // A learns that B watches
 	rs := parallel(t, 1000, func(int) (apptest.Response, error) {
 		return a.TryDo("POST", "/v1/counters/live%2Fhot/increment", "")
@@ -455,7 +317,7 @@ func TestStreamOnOtherProcessSeesEveryIncrementInOrder(t *testing.T) {
 			t.Fatalf("increment: %d %s", r.Status, r.Body)
 		}
 	}
-	seen := s.until(t, 1000, time.Second+time.Since(last))
+	seen := s.Until(t, 1000, time.Second+time.Since(last))
 	for i := 1; i < len(seen); i++ {
 		if seen[i] < seen[i-1] {
 			t.Fatalf("values went back: %v", seen)
@@ -480,13 +342,13 @@ func TestStreamsCatchUpThroughRedisFaults(t *testing.T) {
 			a, b := liveProcesses(t, rd)
 			name := "live%2F" + fault.name
 			a.Do(t, "PUT", "/v1/counters/"+name, `{"value": 0}`)
-			s := openStream(t, b.URL+"/v1/counters/"+name+"/events")
-			s.next(t, 2*time.Second)
+			s := apptest.OpenStream(t, b.URL+"/v1/counters/"+name+"/events")
+			s.Next(t, 2*time.Second)
 			time.Sleep(300 * time.Millisecond)
 			var seen []int64
 			check := func(want int64) {
 				start := time.Now()
-				seen = append(seen, s.until(t, want, 5*time.Second)...)
+				seen = append(seen, s.Until(t, want, 5*time.Second)...)
 				t.Logf("value %d after %v", want, time.Since(start))
 			}
 			check(increment(t, a, name))

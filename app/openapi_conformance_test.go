@@ -529,8 +529,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	})
 	t.Run("too many streams", func(t *testing.T) {
 		capped := apptest.NewWithDSN(t, e.DSN, withToken, func(c *config.Config) { c.LiveMaxPerAddr = 1 })
-		held := openStream(t, capped.URL+"/v1/hits/hits%2Fpage/events")
-		defer held.close()
+		held := apptest.OpenStream(t, capped.URL+"/v1/hits/hits%2Fpage/events")
+		defer held.Close()
 		for _, path := range []string{"/v1/counters/a/events", "/v1/events?prefix=a", "/v1/hits/hits%2Fpage/events"} {
 			s.doWithHead(t, capped, exchange{method: "GET", path: path, headers: []string{admin}, status: 429}, 429)
 		}

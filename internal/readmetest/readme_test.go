@@ -33,17 +33,40 @@ func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := readmetest.Parse(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
+	examples := parseExamples(t, "../../README.md")
 	if len(examples) < 10 {
 		t.Fatalf("found %d example requests in README.md; are the blocks still marked %s?", len(examples), readmetest.Marker)
 	}
+	runExamples(t, "README.md", curl, examples)
+}
+
+// The live-updates guide's worked examples answer as it says.
+func TestLiveUpdatesGuideExamplesAnswerAsDocumented(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatalf("curl is not installed (scripts/test installs it): %v", err)
+	}
+	runExamples(t, "docs/live-updates.md", curl, parseExamples(t, "../../docs/live-updates.md"))
+}
+
+func parseExamples(t *testing.T, path string) []readmetest.Example {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, err := readmetest.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return examples
+}
+
+// runExamples runs examples (of the document named doc) top to bottom with
+// curl against a fresh service with the Redis cache, as scripts/run serves
+// them.
+func runExamples(t *testing.T, doc, curl string, examples []readmetest.Example) {
+	t.Helper()
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	dir := t.TempDir() // for what the examples write, such as badge.svg
 	for _, ex := range examples {
@@ -57,17 +80,17 @@ func TestREADMEExamplesAnswerAsDocumented(t *testing.T) {
 		runErr := cmd.Run()
 		m := reportedStatus.FindSubmatch(stderr.Bytes())
 		if m == nil {
-			t.Errorf("README.md:%d: %s\ncurl (%s) reported no status: %v\n%s", ex.Line, ex.Command, curl, runErr, stderr.Bytes())
+			t.Errorf("%s:%d: %s\ncurl (%s) reported no status: %v\n%s", doc, ex.Line, ex.Command, curl, runErr, stderr.Bytes())
 			continue
 		}
 		status, _ := strconv.Atoi(string(m[1]))
-		doc, err := readmetest.ParseDocumented(ex.Answer)
+		want, err := readmetest.ParseDocumented(ex.Answer)
 		if err != nil {
-			t.Errorf("README.md:%d: %v", ex.Line, err)
+			t.Errorf("%s:%d: %v", doc, ex.Line, err)
 			continue
 		}
-		if d := readmetest.Compare(doc, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
-			t.Errorf("README.md:%d: %s\n%s\nanswered: %s", ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
+		if d := readmetest.Compare(want, readmetest.ParseReceived(stdout.Bytes(), status)); d != "" {
+			t.Errorf("%s:%d: %s\n%s\nanswered: %s", doc, ex.Line, ex.Command, d, firstLines(stdout.String(), 8))
 		}
 	}
 }
