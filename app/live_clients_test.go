@@ -127,12 +127,12 @@ func TestNodeEventSourceReconnectsAndResumes(t *testing.T) {
 	e.Do(t, "PUT", "/v1/counters/hits%2Fresume", `{"value": 1}`)
 	proxy := newCutter(t, e.URL)
 	script := `const EventSource = require("eventsource");
-const es = new EventSource(process.argv[2]);
+const es = new EventSource(process.env.STREAM_URL);
 es.addEventListener("counter", (ev) => console.log(JSON.parse(ev.data).value));`
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "-e", script, proxy.url()+"/v1/hits/hits%2Fresume/events")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
+	cmd := exec.CommandContext(ctx, "node", "-e", script)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"), "STREAM_URL="+proxy.url()+"/v1/hits/hits%2Fresume/events")
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -173,7 +173,12 @@ func TestBrowserEventSourceReconnectsAndResumes(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fresume", `{"value": 1}`)
 	proxy := newCutter(t, e.URL)
+	shown := make(chan string, 100)
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/shown" {
+			shown <- r.URL.Query().Get("values")
+			return
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!DOCTYPE html><html><body><pre id="values"></pre><script>
 const es = new EventSource(%q);
@@ -184,16 +189,6 @@ es.addEventListener("counter", (ev) => {
 });
 </script></body></html>`, proxy.url()+"/v1/hits/hits%2Fresume/events")
 	}))
-	shown := make(chan string, 100)
-	page.Config.Handler = func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/shown" {
-				shown <- r.URL.Query().Get("values")
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}(page.Config.Handler)
 	t.Cleanup(page.Close)
 
 	// Chromium's virtual time (--dump-dom) would skip the waits this
