@@ -130,7 +130,7 @@ func New(o Options) *Hub {
 	h.signals.refresh = make(chan struct{}, 1)
 	h.anywhere.Store(&watchSet{})
 	h.lastOK.Store(o.Now().UnixMicro())
-	h.m = newMetrics(o.Registerer, h)
+	h.m = newMetrics(o.Registerer)
 	return h
 }
 

@@ -14,7 +14,7 @@ type metrics struct {
 	publishErrors prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, _ *Hub) *metrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		open: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "counters_live_streams",
