@@ -241,3 +241,49 @@ func runChromium(tb testing.TB, url string) <-chan error {
 	})
 	return done
 }
+
+// The snippet with data-live counts the page view, shows the value, and
+// then shows each change in place as the page's stream sends it.
+func TestSnippetLiveModeUpdatesTheValueInPlace(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/hits%2Flive-page", `{"value": 1233}`)
+	shown := make(chan string, 100)
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/shown" {
+			shown <- r.URL.Query().Get("value")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// The page's own script reports each value the snippet writes.
+		fmt.Fprintf(w, `<!DOCTYPE html><html><body>
+<p>Viewed <span id="views" data-counter-value data-format="comma">…</span> times.</p>
+<script async src="%s/v1/snippet.js" data-name="hits/live-page" data-live></script>
+<script>
+new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.getElementById("views").textContent)))
+  .observe(document.getElementById("views"), {childList: true, characterData: true, subtree: true});
+</script></body></html>`, e.URL)
+	}))
+	t.Cleanup(page.Close)
+	done := runChromium(t, page.URL)
+	want := func(v string) {
+		t.Helper()
+		for {
+			select {
+			case got := <-shown:
+				if got == v {
+					return
+				}
+			case err := <-done:
+				t.Fatalf("the browser ended early (%v)", err)
+			case <-time.After(15 * time.Second):
+				t.Fatalf("the page never showed %q", v)
+			}
+		}
+	}
+	want("1,234") // the page view, counted
+	e.Do(t, "POST", "/v1/counters/hits%2Flive-page/increment?by=10", "")
+	want("1,244") // live, without a reload
+	if got := storedValue(t, e, "hits/live-page"); got != 1244 {
+		t.Errorf("stored %d, want 1244: the stream must count no hit", got)
+	}
+}
