@@ -287,3 +287,27 @@ new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.g
 		t.Errorf("stored %d, want 1244: the stream must count no hit", got)
 	}
 }
+
+// The dashboard's list of a prefix's counters updates live: a value that
+// changes while the page is open is shown without a reload.
+func TestDashboardUpdatesValuesLive(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 6}`)
+	dom := make(chan string, 1)
+	go func() { dom <- renderedDOM(t, e.URL+"/dashboard?prefix=shop/") }()
+	deadline := time.Now().Add(60 * time.Second)
+	for e.Live.Open() == 0 { // the page's stream is open
+		if time.Now().After(deadline) {
+			t.Fatal("the dashboard opened no stream")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.Do(t, "POST", "/v1/counters/shop%2Fa/increment?by=1000", "")
+	var rows []string
+	for _, m := range dashboardRow.FindAllStringSubmatch(<-dom, -1) {
+		rows = append(rows, m[1]+"="+m[2])
+	}
+	if got, want := strings.Join(rows, " "), "shop/a=1,006"; got != want {
+		t.Errorf("listed %q, want %q", got, want)
+	}
+}
