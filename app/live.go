@@ -94,13 +94,13 @@ func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Requ
 	// The stream takes the connection over (Hijack) once the middleware
 	// has set every header: its goroutine is the one goroutine the stream
 	// costs, writing to the socket itself. fasthttp's own body stream
-	// (SetBodyStreamWriter) costs a second goroutine and a pipe, and with
-	// a thousand streams on one counter the copies through that pipe
-	// took a third of the increments' throughput. A hijacked connection is
-	// also outside fasthttp's WriteTimeout (set once per answer, it would
-	// end every stream) and outside its shutdown, which would otherwise
-	// wait for each stream (gofiber #1225): the drain and the hub's Close
-	// end them instead.
+	// (SetBodyStreamWriter) costs a second goroutine, a pipe and a copy of
+	// every event: 452 MiB for 10,000 idle streams, against 187 MiB so
+	// (scripts/bench -scenario live). A hijacked connection is also
+	// outside fasthttp's WriteTimeout (set once per answer, it would end
+	// every stream) and outside its shutdown, which would otherwise wait
+	// for each stream (gofiber #1225): the drain and the hub's Close end
+	// them instead.
 	rc := c.Context()
 	rc.Response.Header.SetContentLength(-1) // chunked: the end of the stream is told, not guessed
 	rc.Response.SetConnectionClose()
