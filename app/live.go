@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"countersvc/counters"
+	"countersvc/hits"
 	"countersvc/keys"
 	"countersvc/live"
 )
@@ -72,7 +73,7 @@ func (h *liveHandlers) hit(c *fiber.Ctx) error {
 // open opens the stream with the request's address and Last-Event-ID, and
 // answers an error before the stream starts (404, 403, 429) as JSON.
 func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Request) (*live.Stream, error), r live.Request) error {
-	r.Addr = h.proxies.clientAddr(c).String()
+	r.Addr = hits.ClientKey(h.proxies.clientAddr(c))
 	r.LastEventID = strings.Clone(c.Get("Last-Event-ID"))
 	ctx, cancel := h.dbContext(c)
 	s, err := opener(ctx, r)

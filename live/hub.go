@@ -468,7 +468,7 @@ func (h *Hub) localWatch() Watch {
 
 // Request is a client's ask for a stream.
 type Request struct {
-	Addr string // the client's address, for the per-address cap
+	Addr string // the client (an address, or an IPv6 /64), for the per-address cap
 	// Name or Prefix: one counter's stream, or every counter under Prefix.
 	Name, Prefix string
 	// LastEventID is the client's Last-Event-ID header, "" without one.
