@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -404,4 +405,39 @@ func streamOnce(t *testing.T, e *apptest.Env, method, path string, headers ...st
 		bufio.NewReader(res.Body).WriteTo(&body)
 	}
 	return apptest.Response{Status: res.StatusCode, Header: res.Header, Body: []byte(body.String())}
+}
+
+// A client that stops reading is dropped, not buffered for: once the
+// sockets' buffers are full, its write waits out the deadline and the
+// stream ends, its place freed, while the client still holds the
+// connection.
+func TestAClientThatStopsReadingIsDropped(t *testing.T) {
+	e := apptest.New(t, liveOptions, func(c *config.Config) { c.WriteTimeout = 300 * time.Millisecond })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(1024)
+	fmt.Fprintf(conn, "GET /v1/events?prefix=slow%%2F HTTP/1.1\r\nHost: x\r\n\r\n")
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("%q %v", status, err)
+	}
+	// Then it reads nothing more, while 100 counters with long names
+	// change as fast as batches go.
+	var items []string
+	for i := range 100 {
+		items = append(items, item(fmt.Sprintf("slow/%03d-%s", i, strings.Repeat("x", 200)), 1))
+	}
+	start := time.Now()
+	deadline := start.Add(30 * time.Second)
+	defer func() { t.Logf("dropped after %v", time.Since(start).Round(time.Millisecond)) }()
+	for e.Live.Open() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream of a client that reads nothing is still open after 30 s")
+		}
+		if r := e.Do(t, "POST", "/v1/counters/batch", batchBody(items...)); r.Status != 200 {
+			t.Fatalf("batch: %d %s", r.Status, r.Body)
+		}
+	}
 }
