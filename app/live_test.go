@@ -63,6 +63,12 @@ func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
 	if del := s.Next(t, 2*time.Second); del.Event != "deleted" || del.Name != "live/a" {
 		t.Errorf("after the deletion %+v", del)
 	}
+	metrics := string(e.Do(t, "GET", "/metrics", "").Body)
+	for _, want := range []string{"\ncounters_live_streams 1\n", "\ncounters_live_events_total 3\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics has no %q", strings.TrimSpace(want))
+		}
+	}
 }
 
 // Errors come before the stream starts, as JSON: a missing counter is
