@@ -114,6 +114,7 @@ type Hub struct {
 	watching atomic.Bool              // any stream open here
 	anywhere atomic.Pointer[watchSet] // watched by any process, this one included
 	lastOK   atomic.Int64             // version at which the last full check began
+	failing  bool                     // the last read failed (readLoop's alone)
 	signals  struct{ dirty, publish, missed, share, refresh chan struct{} }
 }
 
@@ -327,10 +328,18 @@ func (h *Hub) read(ctx context.Context, q Query, dirty bool) bool {
 		if err != nil {
 			if ctx.Err() == nil {
 				h.m.readErrors.Inc()
-				h.o.Log.Warn("live updates: reading watched counters", "error", err.Error())
+				// Once per outage, not ten times a second.
+				if !h.failing {
+					h.o.Log.Warn("live updates: reading watched counters failed; streams wait for MySQL", "error", err.Error())
+				}
+				h.failing = true
 			}
 			ok = false
 			continue
+		}
+		if h.failing {
+			h.failing = false
+			h.o.Log.Info("live updates: reading watched counters again")
 		}
 		h.apply(part.Names, rows)
 	}
