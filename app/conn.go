@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,11 +14,34 @@ import (
 // Start on, /readyz answers 503 so that load balancers stop sending, and
 // every answer carries "Connection: close" so that each client's next
 // request opens a new connection instead of riding a keep-alive one that
-// the process will close. The zero value is not draining.
-type Drain struct{ on atomic.Bool }
+// the process will close. Live-update streams end at once (see done). The
+// zero value is not draining.
+type Drain struct {
+	on     atomic.Bool
+	once   sync.Once
+	closed chan struct{}
+}
 
 // Start begins the drain; it cannot be undone.
-func (d *Drain) Start() { d.on.Store(true) }
+func (d *Drain) Start() {
+	if d.on.CompareAndSwap(false, true) {
+		d.done()
+		close(d.closed)
+	}
+}
+
+// done is closed when the drain starts: a live-update stream never ends by
+// itself, so the server's shutdown would wait for each one (gofiber #1225)
+// unless its writer watches this. Ending them when the drain starts, rather
+// than at the shutdown after it, lets their clients reconnect to a process
+// that stays while this one still answers. A nil Drain never closes it.
+func (d *Drain) done() <-chan struct{} {
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() { d.closed = make(chan struct{}) })
+	return d.closed
+}
 
 // Draining reports whether Start was called; a nil Drain never drains.
 func (d *Drain) Draining() bool { return d != nil && d.on.Load() }

@@ -28,7 +28,7 @@ import (
 // The bodies that are not JSON are checked as text against their schema
 // (type: string): their media type is what the spec holds them to.
 func init() {
-	for _, mime := range []string{"application/x-ndjson", "application/javascript", "image/svg+xml", "text/html"} {
+	for _, mime := range []string{"application/x-ndjson", "application/javascript", "image/svg+xml", "text/html", "text/event-stream"} {
 		openapi3filter.RegisterBodyDecoder(mime, openapi3filter.PlainBodyDecoder)
 	}
 }
@@ -85,9 +85,12 @@ func (x exchange) String() string {
 func (s *spec) do(t *testing.T, e *apptest.Env, x exchange) apptest.Response {
 	t.Helper()
 	var r apptest.Response
-	if x.announce > 0 {
+	switch {
+	case x.announce > 0:
 		r = announceBodyTo(t, e, x.method, x.path, x.announce, x.headers...)
-	} else {
+	case strings.Contains(x.path, "/events"):
+		r = streamOnce(t, e, x.method, x.path, x.headers...)
+	default:
 		r = e.Do(t, x.method, x.path, x.body, x.headers...)
 	}
 	if r.Status != x.status {
@@ -340,6 +343,9 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/history?prefix=hits%2F&step=day", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?show=visitors", status: 200},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?show=visitors&tz=America/New_York", status: 200},
+		{method: "GET", path: "/v1/counters/a/events", status: 200},
+		{method: "GET", path: "/v1/events?prefix=a", headers: []string{"Last-Event-ID: 1"}, status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/events", status: 200},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "ROCK", "title": "Rock"}`, status: 201},
 		{method: "GET", path: b, status: 200},
 		{method: "POST", path: b + "/tickets", body: `{"title": "Stars", "description": "Missed."}`, status: 201},
@@ -375,6 +381,9 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/a/history?step=week", status: 400},
 		{method: "GET", path: "/v1/history?step=day", status: 400},
 		{method: "GET", path: "/v1/hits/hits%2F%7F", status: 400},
+		{method: "GET", path: "/v1/hits/hits%2F%7F/events", status: 400},
+		{method: "GET", path: "/v1/counters/bad%01name/events", status: 400},
+		{method: "GET", path: "/v1/events?prefix=", status: 400},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?style=round", status: 400},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?format=roman", status: 400},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/shields.json?show=yesterday", status: 400},
@@ -449,6 +458,9 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/a/badge.svg", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/counters/a/shields.json", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/hits/a/history", status: 403},
+		{method: "GET", path: "/v1/hits/private/events", status: 403},
+		{method: "GET", path: "/v1/counters/a/events", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/events?prefix=a", headers: []string{asReader}, status: 403},
 		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "NOPE", "title": "No"}`, headers: []string{asReader}, status: 403},
 		{method: "GET", path: b, headers: []string{asReader}, status: 403},
 		{method: "POST", path: b + "/tickets", body: `{"title": "No"}`, headers: []string{asReader}, status: 403},
@@ -473,6 +485,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters/hits%2Fnothing/badge.svg", status: 404},
 		{method: "GET", path: "/v1/counters/hits%2Fnothing/shields.json", status: 404},
 		{method: "GET", path: "/v1/hits/hits%2Fnothing/history", status: 404},
+		{method: "GET", path: "/v1/counters/nothing/events", status: 404},
 		{method: "GET", path: "/v1/boards/999999", status: 404},
 		{method: "POST", path: "/v1/boards/999999/tickets", body: `{"title": "Lost"}`, status: 404},
 		{method: "GET", path: "/v1/boards/999999/tickets", status: 404},
@@ -563,6 +576,14 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 				t.Fatalf("GET %s: %d %s", path, first.Status, first.Body)
 			}
 			s.do(t, limited, exchange{method: "GET", path: path, status: 429})
+		}
+	})
+	t.Run("too many streams", func(t *testing.T) {
+		capped := apptest.NewWithDSN(t, e.DSN, withToken, func(c *config.Config) { c.LiveMaxPerAddr = 1 })
+		held := apptest.OpenStream(t, capped.URL+"/v1/hits/hits%2Fpage/events")
+		defer held.Close()
+		for _, path := range []string{"/v1/counters/a/events", "/v1/events?prefix=a", "/v1/hits/hits%2Fpage/events"} {
+			s.doWithHead(t, capped, exchange{method: "GET", path: path, headers: []string{admin}, status: 429}, 429)
 		}
 	})
 	t.Run("options", func(t *testing.T) {

@@ -63,8 +63,9 @@ func snippet(c *fiber.Ctx) error {
 // routePublic registers the public endpoints. They take no token: the
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole. The read-only badges also serve a private counter to a
-// request with credentials (h.credentials), checked by the keys guard.
-func routePublic(v1 fiber.Router, o Options, private privateReads) {
+// request with credentials (h.credentials), checked by the keys guard. It
+// returns the page-hit handlers, which the page-hit stream shares.
+func routePublic(v1 fiber.Router, o Options, private privateReads) *hitHandlers {
 	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
 		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}, private: private}
 	noStore := publicHeaders("no-store")
@@ -80,9 +81,15 @@ func routePublic(v1 fiber.Router, o Options, private privateReads) {
 		{"/snippet.js", []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
 	for _, r := range routes {
-		v1.Get(r.path, r.handlers...)
-		v1.Options(r.path, r.handlers[0], preflight, allowOptions)
+		routePublicGet(v1, r.path, r.handlers...)
 	}
+	return h
+}
+
+// routePublicGet registers a public GET with its CORS preflight.
+func routePublicGet(v1 fiber.Router, path string, handlers ...fiber.Handler) {
+	v1.Get(path, handlers...)
+	v1.Options(path, handlers[0], preflight, allowOptions)
 }
 
 // allowOptions answers an OPTIONS request that is not a CORS preflight.

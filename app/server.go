@@ -16,6 +16,7 @@ import (
 	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/keys"
+	"countersvc/live"
 	"countersvc/tickets"
 	"countersvc/webhooks"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	RedisCheck func(context.Context) error // nil: cache disabled
 
 	Drain *Drain // started on SIGTERM; nil: never drains
+
+	// Live updates (app/live.go); nil: no /events endpoints.
+	Live          *live.Hub
+	LiveHeartbeat time.Duration // the idle streams' comment; default DefaultHeartbeat
 
 	// Page hits (app/public.go).
 	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
@@ -91,6 +96,9 @@ func (o *Options) defaults() {
 	}
 	if o.ImportTimeout == 0 {
 		o.ImportTimeout = 10 * time.Minute
+	}
+	if o.LiveHeartbeat <= 0 {
+		o.LiveHeartbeat = DefaultHeartbeat
 	}
 	if o.Hits == nil {
 		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
@@ -139,7 +147,14 @@ func New(o Options) *fiber.App {
 	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
 	v1 := app.Group("/v1")
 	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
-	routePublic(v1, o, privateReads{auth: auth, counters: h.svc, history: hist.svc})
+	hits := routePublic(v1, o, privateReads{auth: auth, counters: h.svc, history: hist.svc})
+	if o.Live != nil {
+		lh := &liveHandlers{dbBudget: budget, guarded: o.Keys.Live(o.Live), public: o.Live, hits: hits,
+			proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, heartbeat: o.LiveHeartbeat, writeWait: o.WriteTimeout}
+		routePublicGet(v1, "/hits/:name/events", publicHeaders("no-store"), lh.hit)
+		v1.Get("/counters/:name/events", auth, lh.counter)
+		v1.Get("/events", auth, lh.prefix)
+	}
 	v1.Get("/counters", auth, h.list)
 	v1.Post("/counters/reset", auth, h.reset)
 	v1.Post("/counters/batch", auth, h.batch)

@@ -10,6 +10,12 @@
  * "locale" (the reader's own separators), on the script or on an element,
  * formats the number.
  *
+ * data-live on the script keeps the value up to date in place: after the
+ * hit, the snippet listens to the page's live updates (EventSource on
+ * /v1/hits/NAME/events, which counts no hit). The browser reconnects by
+ * itself and resumes with the last event's id; browsers without
+ * EventSource keep the value of the hit.
+ *
  * Written in ES5 without dependencies so it runs on any page it is pasted
  * into, and wrapped in try/catch so a failure here never breaks that page:
  * the elements then simply keep their text. No cookies are sent.
@@ -100,6 +106,21 @@
     xhr.send();
   }
 
+  // live shows each value the page's stream sends. Values only move
+  // forward on the stream (the service sees to it), so the latest event
+  // is always the one to show.
+  function live(base, name, defaultFormat) {
+    if (!window.EventSource) return debug('no EventSource: the value stays as counted');
+    var es = new EventSource(base + '/v1/hits/' + encodeURIComponent(name) + '/events');
+    es.addEventListener('counter', function (ev) {
+      try {
+        var body = JSON.parse(ev.data);
+        if (typeof body.value !== 'number' || !isFinite(body.value)) return;
+        whenReady(function () { show(name, body.value, defaultFormat); });
+      } catch (e) { debug('cannot show live value', e); }
+    });
+  }
+
   try {
     var script = findScript();
     if (!script) return debug('cannot find own <script> tag');
@@ -117,6 +138,7 @@
         whenReady(function () {
           try { show(name, body.value, defaultFormat); } catch (e) { debug('cannot show value', e); }
         });
+        if (script.hasAttribute('data-live')) live(base, name, defaultFormat);
       } catch (e) {
         debug('failed', e);
       }

@@ -297,6 +297,12 @@ func rateKey(a netip.Addr) string {
 	return a.String()
 }
 
+// ClientKey is the client a per-client limit counts by, rateKey's unit:
+// the cap on live-update streams per client (package live) counts by it
+// too, so that an IPv6 host cannot open a hundred streams per address of
+// its /64.
+func ClientKey(a netip.Addr) string { return rateKey(a) }
+
 // RateLimitedError is Count's answer to a client whose budget is spent. It
 // unwraps to an ERATELIMITED counters.Error, and says when to retry.
 type RateLimitedError struct {

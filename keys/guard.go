@@ -7,6 +7,7 @@ import (
 
 	"countersvc/counters"
 	"countersvc/history"
+	"countersvc/live"
 	"countersvc/tickets"
 	"countersvc/webhooks"
 )
@@ -378,4 +379,37 @@ func (g *guardedWebhooks) Deliveries(ctx context.Context, id int64, limit int) (
 		return nil, err
 	}
 	return g.svc.Deliveries(ctx, id, limit)
+}
+
+// LiveOpener opens live-update streams (live.Hub).
+type LiveOpener interface {
+	Counter(ctx context.Context, r live.Request) (*live.Stream, error)
+	Prefix(ctx context.Context, r live.Request) (*live.Stream, error)
+}
+
+// Live returns o with every stream checked against the principal in its
+// context, as reads are: a counter's stream needs read access to its name,
+// a prefix's to the prefix. Only the public page-hit streams, which app/
+// opens on the hub itself for public names, stream a counter that does not
+// exist.
+func (s *Service) Live(o LiveOpener) LiveOpener { return &guardedLive{keys: s, o: o} }
+
+type guardedLive struct {
+	keys *Service
+	o    LiveOpener
+}
+
+func (g *guardedLive) Counter(ctx context.Context, r live.Request) (*live.Stream, error) {
+	if err := g.keys.deny(FromContext(ctx).Name(r.Name, Read)); err != nil {
+		return nil, err
+	}
+	r.Missing = false
+	return g.o.Counter(ctx, r)
+}
+
+func (g *guardedLive) Prefix(ctx context.Context, r live.Request) (*live.Stream, error) {
+	if err := g.keys.deny(FromContext(ctx).Prefix(r.Prefix, Read)); err != nil {
+		return nil, err
+	}
+	return g.o.Prefix(ctx, r)
 }

@@ -91,7 +91,7 @@ func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters
 		args = append(args, n)
 	}
 	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = CASE name "+placeholders("WHEN ? THEN ?", " ", len(names))+
-		" END, updated_at = ? WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
+		" END, updated_at = "+newerThanStored("?")+" WHERE name IN ("+placeholders("?", ", ", len(names))+")", args...)
 	if err != nil {
 		return nil, nil, err
 	}

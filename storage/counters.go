@@ -24,13 +24,14 @@ import (
 // into error 1048 with nothing changed; an int64 overflow is error 1690.
 // With history the statement is sent inside a transaction with the
 // history's upsert, in the same round trip (see incrementWithHistory).
+// updated_at only moves forward (see newerThanStored).
 // Parameters: name, by, now, now, by, by, by.
-const incrementSQL = `INSERT INTO counter (name, value, created_at, updated_at)
+var incrementSQL = `INSERT INTO counter (name, value, created_at, updated_at)
 VALUES (?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?)
 ON DUPLICATE KEY UPDATE
   value = IF((min_value IS NULL OR value + ? >= min_value) AND (max_value IS NULL OR value + ? <= max_value),
              CAST(LAST_INSERT_ID(value + ?) AS SIGNED), NULL),
-  updated_at = VALUES(updated_at)`
+  updated_at = ` + newerThanStored("VALUES(updated_at)")
 
 const counterColumns = "name, value, min_value, max_value, created_at, updated_at"
 
@@ -269,7 +270,7 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 	if err := c.CheckBounds(); err != nil {
 		return nil, false, 0, err
 	}
-	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = ?, min_value = ?, max_value = ?, updated_at = ? WHERE name = ?",
+	_, err = tx.ExecContext(ctx, "UPDATE counter SET value = ?, min_value = ?, max_value = ?, updated_at = "+newerThanStored("?")+" WHERE name = ?",
 		c.Value, nullable(c.Min), nullable(c.Max), now, c.Name)
 	if err != nil {
 		return nil, false, 0, err
@@ -347,7 +348,7 @@ func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (in
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE counter SET
 			value = IF((min_value IS NULL OR ? >= min_value) AND (max_value IS NULL OR ? <= max_value), ?, NULL),
-			updated_at = ?`+where, append([]any{req.Value, req.Value, req.Value, now}, args...)...)
+			updated_at = `+newerThanStored("?")+where, append([]any{req.Value, req.Value, req.Value, now}, args...)...)
 		if mysqlErrNumber(err) == erBadNull {
 			return nil, counters.Errorf(counters.EOUTOFRANGE, "The value %d is outside the bounds of at least one matched counter; nothing was changed.", req.Value)
 		} else if err != nil {

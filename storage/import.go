@@ -296,7 +296,7 @@ func (im *importer) write(ctx context.Context, tx *sql.Tx, c *chunk) (chunkResul
 		// Every row is locked and exists: this upsert only updates, and
 		// keeps each counter's created_at.
 		_, err := tx.ExecContext(ctx, "INSERT INTO counter ("+counterColumns+") VALUES "+placeholders("(?, ?, ?, ?, ?, ?)", ", ", len(present))+
-			` ON DUPLICATE KEY UPDATE value = VALUES(value), min_value = VALUES(min_value), max_value = VALUES(max_value), updated_at = VALUES(updated_at)`,
+			` ON DUPLICATE KEY UPDATE value = VALUES(value), min_value = VALUES(min_value), max_value = VALUES(max_value), updated_at = `+newerThanStored("VALUES(updated_at)"),
 			importRows(present, now)...)
 		if err != nil {
 			return res, err

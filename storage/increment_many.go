@@ -90,7 +90,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 		args = append(args, d.Name, d.By)
 	}
 	q.WriteString(upsertManyUpdate)
-	q.WriteString("@counters_now")
+	q.WriteString(newerThanStored("@counters_now"))
 	return q, args
 }
 

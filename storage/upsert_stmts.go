@@ -25,7 +25,8 @@ func upsertReturningSQL(rows int) string {
 	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
 	q.WriteString(placeholders("(?, ?, ?, ?)", ", ", rows))
 	q.WriteString(upsertManyUpdate)
-	q.WriteString("VALUES(updated_at)\nRETURNING name, value")
+	q.WriteString(newerThanStored("VALUES(updated_at)"))
+	q.WriteString("\nRETURNING name, value")
 	return q.String()
 }
 

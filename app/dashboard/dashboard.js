@@ -11,6 +11,11 @@
  * only, gone when it closes); it travels only in the Authorization header,
  * never in a URL. The query (prefix, step, zone, range) may come from the
  * page's own URL, so a view can be bookmarked without its key.
+ *
+ * With a prefix, the listed values update live from the prefix's stream
+ * (GET /v1/events?prefix=...). It is read with fetch, since EventSource
+ * cannot send the Authorization header, and reconnects as EventSource
+ * does: after the stream's retry: delay, with Last-Event-ID.
  */
 (function () {
   'use strict';
@@ -39,6 +44,54 @@
         return body;
       });
     });
+  }
+
+  // watch reads the event stream at path until the next watch, calling
+  // onEvent(type, data) for each event.
+  var watching = null;
+  function watch(path, onEvent) {
+    if (watching) watching.abort();
+    watching = null;
+    if (!path || !window.AbortController || !window.TextDecoder) return;
+    var ctl = new AbortController();
+    watching = ctl;
+    var lastId = '', retry = 2000;
+    function connect() {
+      if (ctl.signal.aborted) return;
+      var headers = { 'Accept': 'text/event-stream' };
+      var key = apiKey();
+      if (key) headers['Authorization'] = 'Bearer ' + key;
+      if (lastId) headers['Last-Event-ID'] = lastId;
+      fetch(path, { headers: headers, credentials: 'omit', cache: 'no-store', signal: ctl.signal }).then(function (res) {
+        if (!res.ok || !res.body) throw new Error('live updates: HTTP ' + res.status);
+        var reader = res.body.getReader(), dec = new TextDecoder(), buf = '';
+        function pump() {
+          return reader.read().then(function (r) {
+            if (r.done) return;
+            buf += dec.decode(r.value, { stream: true });
+            for (var i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+              var ev = { type: 'message', data: '' };
+              buf.slice(0, i).split('\n').forEach(function (line) {
+                var c = line.indexOf(':');
+                if (c === 0) return; // a comment: the heartbeat
+                var k = c < 0 ? line : line.slice(0, c), v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
+                if (k === 'id') lastId = v;
+                else if (k === 'event') ev.type = v;
+                else if (k === 'data') ev.data += v;
+                else if (k === 'retry') retry = parseInt(v, 10) || retry;
+              });
+              buf = buf.slice(i + 2);
+              if (ev.data) onEvent(ev.type, JSON.parse(ev.data));
+            }
+            return pump();
+          });
+        }
+        return pump();
+      }).catch(function (e) {
+        if (!ctl.signal.aborted) showError(e.message);
+      }).then(function () { setTimeout(connect, retry); });
+    }
+    connect();
   }
 
   function query() {
@@ -117,7 +170,7 @@
       var body = $('counters').tBodies[0];
       body.textContent = '';
       $('more').textContent = page.next_after ? '(first 100)' : '';
-      var first = null;
+      var first = null, cells = {};
       page.counters.forEach(function (c) {
         var tr = document.createElement('tr');
         var name = document.createElement('td');
@@ -125,11 +178,17 @@
         var value = document.createElement('td');
         value.className = 'value';
         value.textContent = c.value.toLocaleString();
+        cells[c.name] = value;
         tr.appendChild(name);
         tr.appendChild(value);
         tr.addEventListener('click', function () { showCounter(c.name, tr).catch(function (e) { showError(e.message); }); });
         body.appendChild(tr);
         if (!first || c.name === selected) first = { name: c.name, tr: tr };
+      });
+      watch(prefix && '/v1/events?prefix=' + encodeURIComponent(prefix), function (type, d) {
+        var cell = cells[d.name];
+        if (!cell) return;
+        cell.textContent = type === 'deleted' ? 'deleted' : d.value.toLocaleString();
       });
       if (first) return showCounter(first.name, first.tr);
     })];

@@ -51,6 +51,7 @@ var scenarios = []scenario{
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
 	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
+	{"live", "hot counter increments with 1,000 live-update streams on it against none, then 10,000 idle streams: RSS and goroutines", []string{"live"}, false, (*bench).live},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -68,6 +69,7 @@ var instances = []struct{ name, about string }{
 	{"lease5s", "the same service with COUNTERS_CACHE_LEASE=5s"},
 	{"before", "the code of -before-commit, built from a git worktree of it, on a database of its own"},
 	{"import", "a fresh instance of the same service, which only the import scenario uses (-pid-import: its process id)"},
+	{"live", "the same service with COUNTERS_LIVE_MAX_PER_ADDR=20000 (every stream comes from 127.0.0.1), which only the live scenario uses (-pid-live: its process id)"},
 }
 
 type config struct {
@@ -78,6 +80,7 @@ type config struct {
 	serviceDSN                               string // the database of -url, which the history scenario seeds
 	pid                                      int
 	importPID                                int // process id of -url-import
+	livePID                                  int // process id of -url-live
 	conns                                    []int
 	duration                                 time.Duration
 	reps                                     int
@@ -127,6 +130,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.StringVar(&c.serviceDSN, "service-dsn", "", "MySQL DSN of -url's own database, where the history scenario seeds a year of history")
 	fs.IntVar(&c.pid, "pid", 0, "process id of -url, for its peak RSS")
 	fs.IntVar(&c.importPID, "pid-import", 0, "process id of -url-import, for its peak RSS")
+	fs.IntVar(&c.livePID, "pid-live", 0, "process id of -url-live, for its RSS with idle streams")
 	conns := fs.String("conns", "1,16,64,256", "connection counts of the hot scenario")
 	fs.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the report shows the median")
@@ -218,6 +222,9 @@ func (c config) check() error {
 		}
 		if s.name == "import" && c.importPID <= 0 {
 			errs = append(errs, errors.New("-scenario import needs -pid-import"))
+		}
+		if s.name == "live" && c.livePID <= 0 {
+			errs = append(errs, errors.New("-scenario live needs -pid-live"))
 		}
 		if s.name == "rss" && c.pid <= 0 {
 			errs = append(errs, errors.New("-scenario rss needs -pid"))

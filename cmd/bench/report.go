@@ -60,6 +60,7 @@ type report struct {
 	history  *historyResult
 	before   *beforeResult
 	imports  *importResult
+	live     *liveResult
 	peakRSS  int64
 }
 
@@ -178,6 +179,14 @@ func (r *report) write(dir string) error {
 		}
 		row("peak RSS of the service over the imports", fmt.Sprintf("%.1f MiB", float64(im.peakRSS)/(1<<20)), "< 100 MiB", im.peakRSS < 100<<20)
 	}
+	if l := r.live; l != nil {
+		row(fmt.Sprintf("hot counter, %d conns: with %d live-update streams on it %s/s (%s events sent) over none %s/s",
+			targetConns, liveWatchers, num(l.with.RPS), num(l.events), num(l.without.RPS)),
+			ratio(l.with.RPS, l.without.RPS), ">= 0.9x", l.with.RPS >= 0.9*l.without.RPS)
+		row(fmt.Sprintf("%s idle live-update streams on one process (opened in %.1f s): RSS (%.1f MiB before), goroutines %s (%s before)",
+			num(liveIdleStreams), l.opened.Seconds(), float64(l.baseRSS)/(1<<20), num(l.idleGoroutines), num(l.baseGoroutines)),
+			fmt.Sprintf("%.1f MiB", float64(l.idleRSS)/(1<<20)), "< 300 MiB", l.idleRSS < 300<<20)
+	}
 	if t := r.tickets; t != nil {
 		w := t.workload
 		row(fmt.Sprintf("%s tickets, %d boards x %d workers: service %s/s (%.2f s) over raw seed technique %s/s (%.2f s)",
@@ -233,6 +242,9 @@ func (r *report) httpBad() int64 {
 	}
 	if h := r.history; h != nil {
 		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix)
+	}
+	if l := r.live; l != nil {
+		loads = append(loads, l.without, l.with)
 	}
 	if k := r.keys; k != nil {
 		loads = append(loads, k.scoped, k.admin)

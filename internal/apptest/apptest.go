@@ -105,6 +105,7 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	}
 	go svc.App.Listener(ln)
 	tb.Cleanup(func() {
+		svc.Drain.Start() // ends live-update streams, which would hold up the shutdown
 		svc.App.ShutdownWithTimeout(5 * time.Second)
 		cancel()
 		svc.Close()

@@ -42,6 +42,12 @@ type Config struct {
 	LogLevel        string        `env:"COUNTERS_LOG_LEVEL"`
 	LogFormat       string        `env:"COUNTERS_LOG_FORMAT"`
 
+	// Live updates (docs/live-updates.md).
+	LiveMaxPerAddr int           `env:"COUNTERS_LIVE_MAX_PER_ADDR"`
+	LiveMaxStreams int           `env:"COUNTERS_LIVE_MAX_STREAMS"`
+	LiveCheckEvery time.Duration `env:"COUNTERS_LIVE_CHECK_EVERY"`
+	LiveHeartbeat  time.Duration `env:"COUNTERS_LIVE_HEARTBEAT"`
+
 	// Page hits (hits.go).
 	PublicPrefixes  []string      `env:"COUNTERS_PUBLIC_PREFIXES" envSeparator:","`
 	TrustedProxies  []string      `env:"COUNTERS_TRUSTED_PROXIES" envSeparator:","`
@@ -105,6 +111,7 @@ func (c Config) Validate() error {
 		{"COUNTERS_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"COUNTERS_MYSQL_WAIT", c.MySQLWaitAtBoot},
 		{"COUNTERS_READ_TIMEOUT", c.ReadTimeout}, {"COUNTERS_WRITE_TIMEOUT", c.WriteTimeout},
 		{"COUNTERS_IDLE_TIMEOUT", c.IdleTimeout},
+		{"COUNTERS_LIVE_CHECK_EVERY", c.LiveCheckEvery}, {"COUNTERS_LIVE_HEARTBEAT", c.LiveHeartbeat},
 	}
 	for _, p := range positive {
 		if p.d <= 0 {
@@ -128,6 +135,12 @@ func (c Config) Validate() error {
 	}
 	if c.WebhookMaxPerKey < 1 || c.WebhookWorkers < 1 {
 		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
+	}
+	if c.LiveMaxPerAddr < 1 || c.LiveMaxStreams < 1 {
+		return errors.New("COUNTERS_LIVE_MAX_PER_ADDR and COUNTERS_LIVE_MAX_STREAMS: must be at least 1")
+	}
+	if c.LiveHeartbeat > 15*time.Second {
+		return errors.New("COUNTERS_LIVE_HEARTBEAT: must be at most 15s (the contract promises a comment at least every 15 seconds)")
 	}
 	if c.BodyLimit < 1024 {
 		return errors.New("COUNTERS_BODY_LIMIT: must be at least 1024 bytes")

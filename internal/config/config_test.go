@@ -29,6 +29,11 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		{map[string]string{"COUNTERS_IDLE_TIMEOUT": "later"}, "COUNTERS_IDLE_TIMEOUT"},
 		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "0s"}, ""},
 		{map[string]string{"COUNTERS_SHUTDOWN_DRAIN": "-1s"}, "COUNTERS_SHUTDOWN_DRAIN"},
+		{map[string]string{"COUNTERS_LIVE_MAX_PER_ADDR": "0"}, "COUNTERS_LIVE_MAX_PER_ADDR"},
+		{map[string]string{"COUNTERS_LIVE_MAX_STREAMS": "-1"}, "COUNTERS_LIVE_MAX_STREAMS"},
+		{map[string]string{"COUNTERS_LIVE_CHECK_EVERY": "0s"}, "COUNTERS_LIVE_CHECK_EVERY"},
+		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "30s"}, "COUNTERS_LIVE_HEARTBEAT"},
+		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "15s"}, ""},
 	}
 	for _, tt := range tests {
 		for k, v := range tt.env {

@@ -8,6 +8,7 @@ import (
 	"countersvc/coalesce"
 	"countersvc/counters"
 	"countersvc/hits"
+	"countersvc/live"
 	"countersvc/storage"
 	"countersvc/visitors"
 	"countersvc/webhooks"
@@ -50,6 +51,11 @@ func Defaults() Config {
 		ImageProxyRate:  600,
 		Visitors:        true,
 		VisitorsFlush:   visitors.DefaultFlush,
+
+		LiveMaxPerAddr: live.DefaultMaxPerAddr,
+		LiveMaxStreams: live.DefaultMaxStreams,
+		LiveCheckEvery: live.DefaultCheckEvery,
+		LiveHeartbeat:  app.DefaultHeartbeat,
 
 		WebhookMaxPerKey: webhooks.DefaultMaxPerKey,
 		WebhookWorkers:   webhooks.DefaultWorkers,

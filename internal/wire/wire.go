@@ -13,6 +13,9 @@
 //	-> tickets and hits (consumers of counters.Service) -> app (HTTP)
 //
 // cache.Store.Backend puts the coalescer and the lease wait in that order.
+//
+// The store's change seam has one recorder, webhook events (package webhooks), and one
+// observer, live updates (package live).
 package wire
 
 import (
@@ -35,6 +38,7 @@ import (
 	"countersvc/hits"
 	"countersvc/internal/config"
 	"countersvc/keys"
+	"countersvc/live"
 	"countersvc/storage"
 	"countersvc/tickets"
 	"countersvc/visitors"
@@ -58,6 +62,7 @@ type Service struct {
 	Hooks       *storage.HookStore
 	Relay       *webhooks.Relay
 	Drain       *app.Drain // main.go starts it on SIGTERM
+	Live        *live.Hub  // live updates: the store's observer, and the streams
 
 	closers []func() error // in the order Close runs them
 }
@@ -128,6 +133,19 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	}
 	s.Counters = counters.NewService(backend)
 
+	// Live updates: one observer of the store's change seam. It reads
+	// watched counters from the MySQL store itself (never a cache: a stream
+	// must not go back) and hears other processes over Redis.
+	lo := live.Options{Reader: s.Store, CheckEvery: cfg.LiveCheckEvery, MaxPerAddr: cfg.LiveMaxPerAddr, MaxStreams: cfg.LiveMaxStreams,
+		Timeout: cfg.MySQLTimeout, Registerer: s.Registry, Log: log}
+	if s.Cache != nil {
+		lo.Transport = s.Cache.Live()
+	}
+	s.Live = live.New(lo)
+	s.Store.Observe(s.Live)
+	go s.Live.Run(ctx)
+	s.onClose(func() error { s.Live.Close(); return nil })
+
 	// Consumers of the counters service.
 	s.TicketStore = storage.NewTicketStore(s.DB, storage.TicketStoreOptions{})
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
@@ -181,6 +199,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		WriteTimeout: cfg.WriteTimeout,
 		IdleTimeout:  cfg.IdleTimeout,
 		Drain:        s.Drain,
+
+		Live:          s.Live,
+		LiveHeartbeat: cfg.LiveHeartbeat,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,

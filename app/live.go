@@ -1,0 +1,233 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"countersvc/counters"
+	"countersvc/hits"
+	"countersvc/keys"
+	"countersvc/live"
+)
+
+// DefaultHeartbeat is how often an idle stream sends a comment: API.md
+// promises one at least every 15 seconds, so that proxies keep idle streams
+// open, and it is also how a stream learns that its client went away: a
+// writer hears of a gone client only when a write fails (fasthttp #993,
+// #771), so without it a dropped stream would hold its goroutines until
+// its counter next changed.
+const DefaultHeartbeat = 15 * time.Second
+
+// liveRetry is the reconnection delay the streams suggest (retry:), in
+// milliseconds: soon enough to miss little, late enough that a whole
+// audience reconnecting to a restarted process is spread out.
+const liveRetry = 2000
+
+// liveHandlers serves the streams of API.md "Live updates". The rules
+// (what is sent, when, the caps) are package live's; these handlers read
+// the request, write the events and keep the connection alive.
+type liveHandlers struct {
+	dbBudget
+	guarded   keys.LiveOpener // private streams, checked against the key
+	public    keys.LiveOpener // page-hit streams: no key, public names only
+	hits      *hitHandlers
+	proxies   trustedProxies
+	drain     *Drain
+	heartbeat time.Duration
+	writeWait time.Duration // how long a client may take to accept one write before it is dropped
+}
+
+func (h *liveHandlers) counter(c *fiber.Ctx) error {
+	name, err := pathName(c, "name")
+	if err != nil {
+		return err
+	}
+	return h.open(c, h.guarded.Counter, live.Request{Name: name})
+}
+
+func (h *liveHandlers) prefix(c *fiber.Ctx) error {
+	prefix := strings.Clone(c.Query("prefix"))
+	if prefix == "" {
+		return counters.Errorf(counters.EINVALID, "The prefix query parameter is required and must not be empty.")
+	}
+	return h.open(c, h.guarded.Prefix, live.Request{Prefix: prefix})
+}
+
+// hit is the public page-hit stream: it counts no hit, and a page with no
+// hit yet streams 0.
+func (h *liveHandlers) hit(c *fiber.Ctx) error {
+	name, err := h.hits.publicName(c)
+	if err != nil {
+		return err
+	}
+	return h.open(c, h.public.Counter, live.Request{Name: name, Missing: true})
+}
+
+// open opens the stream with the request's address and Last-Event-ID, and
+// answers an error before the stream starts (404, 403, 429) as JSON.
+func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Request) (*live.Stream, error), r live.Request) error {
+	r.Addr = hits.ClientKey(h.proxies.clientAddr(c))
+	r.LastEventID = strings.Clone(c.Get("Last-Event-ID"))
+	ctx, cancel := h.dbContext(c)
+	s, err := opener(ctx, r)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if h.drain.Draining() {
+		s.Close()
+		return counters.Errorf(counters.EUNAVAILABLE, "The service is shutting down; connect again.")
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back in its buffer
+	if c.Method() == fiber.MethodHead {
+		s.Close()
+		return nil
+	}
+	// The stream takes the connection over (Hijack) once the middleware
+	// has set every header: its goroutine is the one goroutine the stream
+	// costs, writing to the socket itself. fasthttp's own body stream
+	// (SetBodyStreamWriter) costs a second goroutine, a pipe and a copy of
+	// every event: 452 MiB for 10,000 idle streams, against 187 MiB so
+	// (scripts/bench -scenario live). A hijacked connection is also
+	// outside fasthttp's WriteTimeout (set once per answer, it would end
+	// every stream) and outside its shutdown, which would otherwise wait
+	// for each stream (gofiber #1225): the drain and the hub's Close end
+	// them instead.
+	rc := c.Context()
+	rc.Response.Header.SetContentLength(-1) // chunked: the end of the stream is told, not guessed
+	rc.Response.SetConnectionClose()
+	rc.HijackSetNoResponse(true)
+	rc.Hijack(func(conn net.Conn) { h.serve(rc, conn, s) })
+	return nil
+}
+
+// serve writes the stream s to conn until the client leaves, the drain
+// starts or the hub closes.
+func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Stream) {
+	defer s.Close()
+	cw := &chunked{conn: conn}
+	w := bufio.NewWriterSize(cw, 1024)
+	// The write deadline moves at each heartbeat, not at each write (a
+	// deadline is a timer to reset: per event, a thousand streams on a
+	// hot counter paid for ten thousand a second). A client that stops
+	// reading is dropped within a heartbeat and writeWait, and the
+	// conflating slots hold what it missed meanwhile, never more.
+	extend := func() { conn.SetWriteDeadline(time.Now().Add(h.heartbeat + h.writeWait)) }
+	extend()
+	if _, err := conn.Write(rc.Response.Header.Header()); err != nil {
+		return
+	}
+	w.WriteString("retry: " + strconv.Itoa(liveRetry) + "\n\n")
+	if w.Flush() != nil {
+		return
+	}
+	defer func() { // the last chunk, so that the client sees an end, not a cut
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		conn.Write([]byte("0\r\n\r\n"))
+	}()
+	done := h.drain.done()
+	beat := time.NewTicker(h.heartbeat)
+	defer beat.Stop()
+	var last time.Time // of the last event
+	for {
+		select {
+		case <-done:
+			return
+		case <-s.Done():
+			return
+		case <-beat.C:
+			// Every heartbeat, events or not: API.md promises a comment
+			// at least every 15 s. It is also how a gone client is found:
+			// its write fails.
+			extend()
+			w.WriteString(":\n\n")
+			if w.Flush() != nil {
+				return
+			}
+			continue
+		case <-s.Ready():
+		}
+		// At most one event per counter per live.Interval: the slots
+		// keep filling meanwhile, and the newest state is sent.
+		if wait := live.Interval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-s.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		for _, u := range s.Take() {
+			writeEvent(w, u)
+		}
+		if w.Flush() != nil {
+			return
+		}
+		last = time.Now()
+	}
+}
+
+// chunked writes each flush of the stream's buffer as one HTTP/1.1 chunk,
+// in one write to the socket.
+type chunked struct {
+	conn net.Conn
+	buf  []byte
+}
+
+func (c *chunked) Write(p []byte) (int, error) {
+	c.buf = strconv.AppendInt(c.buf[:0], int64(len(p)), 16)
+	c.buf = append(c.buf, "\r\n"...)
+	c.buf = append(c.buf, p...)
+	c.buf = append(c.buf, "\r\n"...)
+	if _, err := c.conn.Write(c.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// writeEvent writes one event of API.md's shapes. It allocates nothing: a
+// hot counter's event is written by every stream that watches it. Names
+// are valid counter names, without control characters, so the data is one
+// line and only quotes and backslashes need escaping in its JSON.
+func writeEvent(w *bufio.Writer, u live.Update) {
+	var num [32]byte
+	w.WriteString("id: ")
+	w.Write(strconv.AppendInt(num[:0], u.Version, 10))
+	if u.Deleted {
+		w.WriteString("\nevent: deleted\ndata: {\"name\":")
+		writeJSONName(w, u.Name)
+		w.WriteString("}\n\n")
+		return
+	}
+	w.WriteString("\nevent: counter\ndata: {\"name\":")
+	writeJSONName(w, u.Name)
+	w.WriteString(",\"value\":")
+	w.Write(strconv.AppendInt(num[:0], u.Value, 10))
+	w.WriteString(",\"at\":\"")
+	w.Write(u.At().AppendFormat(num[:0], time.RFC3339Nano))
+	w.WriteString("\"}\n\n")
+}
+
+func writeJSONName(w *bufio.Writer, name string) {
+	w.WriteByte('"')
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '"' || c == '\\' {
+			w.WriteByte('\\')
+		}
+		w.WriteByte(name[i])
+	}
+	w.WriteByte('"')
+}

@@ -1,0 +1,449 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"countersvc/internal/apptest"
+	"countersvc/internal/config"
+	"countersvc/internal/testenv"
+)
+
+func increment(t *testing.T, e *apptest.Env, name string) int64 {
+	t.Helper()
+	r := e.Do(t, "POST", "/v1/counters/"+name+"/increment", "")
+	if r.Status != 200 {
+		t.Fatalf("increment: %d %s", r.Status, r.Body)
+	}
+	var v struct{ Value int64 }
+	r.Decode(t, &v)
+	return v.Value
+}
+
+func liveOptions(c *config.Config) {
+	c.LiveHeartbeat = 200 * time.Millisecond
+}
+
+// A counter's stream starts with retry: and the current value, then sends
+// each change, with ids that grow and the commit time.
+func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/live%2Fa", `{"value": 41}`)
+	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fa/events")
+	if first := <-s.Lines; !strings.HasPrefix(first, "retry: ") {
+		t.Errorf("first line %q, want retry:", first)
+	}
+	ev := s.Next(t, 2*time.Second)
+	if ev.Event != "counter" || ev.Name != "live/a" || ev.Value != 41 {
+		t.Fatalf("first event %+v", ev)
+	}
+	if _, err := time.Parse(time.RFC3339, ev.At); err != nil {
+		t.Errorf("at %q: %v", ev.At, err)
+	}
+	increment(t, e, "live%2Fa")
+	next := s.Next(t, time.Second)
+	if next.Value != 42 {
+		t.Errorf("after the increment %+v", next)
+	}
+	a, _ := strconv.ParseInt(ev.ID, 10, 64)
+	b, _ := strconv.ParseInt(next.ID, 10, 64)
+	if a <= 0 || b <= a {
+		t.Errorf("ids %q then %q: want growing numbers", ev.ID, next.ID)
+	}
+	e.Do(t, "DELETE", "/v1/counters/live%2Fa", "")
+	if del := s.Next(t, 2*time.Second); del.Event != "deleted" || del.Name != "live/a" {
+		t.Errorf("after the deletion %+v", del)
+	}
+	metrics := string(e.Do(t, "GET", "/metrics", "").Body)
+	for _, want := range []string{"\ncounters_live_streams 1\n", "\ncounters_live_events_total 3\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics has no %q", strings.TrimSpace(want))
+		}
+	}
+}
+
+// Errors come before the stream starts, as JSON: a missing counter is
+// 404, an empty prefix 400; a public page with no hit yet streams 0 and
+// the stream counts no hit.
+func TestStreamsAnswerErrorsBeforeTheyStart(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/v1/counters/live%2Fmissing/events", 404},
+		{"/v1/events", 400},
+		{"/v1/events?prefix=", 400},
+		{"/v1/hits/private%2Fx/events", 403},
+	} {
+		if _, status, body := apptest.TryStream(t, e.URL+tc.path); status != tc.status || !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: %d %s, want %d with a JSON error", tc.path, status, body, tc.status)
+		}
+	}
+	s := apptest.OpenStream(t, e.URL+"/v1/hits/hits%2Fnew-page/events")
+	if ev := s.Next(t, 2*time.Second); ev.Value != 0 || ev.Name != "hits/new-page" {
+		t.Errorf("first event of a page with no hit %+v", ev)
+	}
+	if s.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("the public stream has no CORS header")
+	}
+	e.Do(t, "GET", "/v1/hits/hits%2Fnew-page", "")
+	if ev := s.Next(t, 2*time.Second); ev.Value != 1 {
+		t.Errorf("after one hit %+v (the stream must count none)", ev)
+	}
+}
+
+// Last-Event-ID: an id the counter has not moved past sends nothing until
+// it changes; an older one sends the current value once; a garbled or
+// unknown one sends the current value.
+func TestLastEventIDResumesWithTheCurrentValueOnlyIfNewer(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/live%2Fr", `{"value": 1}`)
+	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events")
+	first := s.Next(t, 2*time.Second)
+	s.Close()
+
+	same := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+first.ID)
+	same.Quiet(t, 500*time.Millisecond)
+	increment(t, e, "live%2Fr")
+	if ev := same.Next(t, time.Second); ev.Value != 2 {
+		t.Errorf("after the change %+v", ev)
+	}
+	same.Close()
+
+	for _, id := range []string{first.ID, "garbled", "99999999999999999", "-3"} {
+		s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events", "Last-Event-ID: "+id)
+		if ev := s.Next(t, 2*time.Second); ev.Value != 2 {
+			t.Errorf("Last-Event-ID %q: %+v, want the current value 2", id, ev)
+		}
+		s.Quiet(t, 300*time.Millisecond) // once
+		s.Close()
+	}
+}
+
+// A prefix stream sends the changes of every counter under the prefix
+// and nothing else, nothing from before it opened.
+func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/shop%2Fold", `{"value": 5}`)
+	s := apptest.OpenStream(t, e.URL+"/v1/events?prefix=shop%2F")
+	s.Quiet(t, 300*time.Millisecond)
+	increment(t, e, "other%2Fx")
+	increment(t, e, "shop%2Fnew")
+	if ev := s.Next(t, time.Second); ev.Name != "shop/new" || ev.Value != 1 {
+		t.Errorf("%+v, want shop/new = 1", ev)
+	}
+	increment(t, e, "shop%2Fold")
+	if ev := s.Next(t, time.Second); ev.Name != "shop/old" || ev.Value != 6 {
+		t.Errorf("%+v, want shop/old = 6", ev)
+	}
+}
+
+// A key sees the streams of its own prefixes only.
+func TestStreamsAreScopedLikeReads(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	read := createKey(t, e, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`).Secret
+	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 1}`)
+	e.Do(t, "PUT", "/v1/counters/bank%2Fa", `{"value": 1}`)
+	auth := "Authorization: Bearer " + read
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/v1/counters/shop%2Fa/events", 200},
+		{"/v1/events?prefix=shop%2F", 200},
+		{"/v1/counters/bank%2Fa/events", 403},
+		{"/v1/events?prefix=bank%2F", 403},
+		{"/v1/events?prefix=s", 403},
+	} {
+		s, status, body := apptest.TryStream(t, e.URL+tc.path, auth)
+		if status != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.path, status, body, tc.status)
+		}
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// Past the per-address cap a stream is refused 429 with an integer
+// Retry-After; closing one makes room again.
+func TestStreamsPastTheCapAreRefused(t *testing.T) {
+	e := apptest.New(t, liveOptions, func(c *config.Config) { c.LiveMaxPerAddr = 2 })
+	e.Do(t, "PUT", "/v1/counters/live%2Fc", `{"value": 1}`)
+	url := e.URL + "/v1/counters/live%2Fc/events"
+	a, b := apptest.OpenStream(t, url), apptest.OpenStream(t, url)
+	_ = b
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 429 {
+		t.Fatalf("third stream: %d, want 429", res.StatusCode)
+	}
+	if n, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || n < 1 {
+		t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	a.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, status, _ := apptest.TryStream(t, url)
+		if status == 200 {
+			s.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream did not free its place: %d", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The drain (SIGTERM) ends every stream within a second, and the
+// shutdown after it does not wait for them.
+func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
+	e := apptest.New(t, liveOptions, func(c *config.Config) { c.LiveHeartbeat = 15 * time.Second })
+	e.Do(t, "PUT", "/v1/counters/live%2Fd", `{"value": 1}`)
+	streams := []*apptest.Stream{apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fd/events"), apptest.OpenStream(t, e.URL+"/v1/events?prefix=live%2F")}
+	streams[0].Next(t, 2*time.Second)
+	start := time.Now()
+	e.Drain.Start()
+	for _, s := range streams {
+		select {
+		case <-s.Done:
+		case <-time.After(time.Second):
+			t.Fatalf("a stream still open %v after the drain began", time.Since(start))
+		}
+	}
+	if err := e.App.ShutdownWithTimeout(5 * time.Second); err != nil || time.Since(start) > 2*time.Second {
+		t.Errorf("shutdown: %v after %v", err, time.Since(start))
+	}
+}
+
+// A thousand streams opened and dropped by their clients leave no
+// goroutine behind: the heartbeat finds each gone client.
+func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
+	e := apptest.New(t, liveOptions, func(c *config.Config) { c.LiveMaxPerAddr = 2000 })
+	e.Do(t, "PUT", "/v1/counters/live%2Fg", `{"value": 1}`)
+	url := e.URL + "/v1/counters/live%2Fg/events"
+	// Goroutines, less two pools that keep theirs by design, both bounded:
+	// fasthttp's idle workers (10 s each, for the next connection) and the
+	// MySQL connections' watchers (COUNTERS_MYSQL_MAX_CONNS at most).
+	settle := func() int {
+		runtime.GC()
+		buf := make([]byte, 8<<20)
+		n := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			idleWorker := strings.Contains(g, "[chan receive") && strings.Contains(g, "fasthttp.(*workerPool).workerFunc")
+			if !idleWorker && !strings.Contains(g, "mysql.(*mysqlConn).startWatcher") {
+				n++
+			}
+		}
+		return n
+	}
+	s := apptest.OpenStream(t, url) // warm up pools and connections
+	s.Next(t, 2*time.Second)
+	s.Close()
+	time.Sleep(time.Second)
+	before := settle()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 50)
+	for i := range 1000 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+			res, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+			if i%2 == 0 { // half of them read the first event first
+				bufio.NewReader(res.Body).ReadString('\n')
+			}
+			cancel()
+			res.Body.Close()
+		}()
+	}
+	wg.Wait()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := settle()
+		if n <= before+5 && e.Live.Open() == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines (%d before, the pools aside), %d streams open after the clients left\n%s", n, before, e.Live.Open(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// liveProcesses runs two services on one database and one Redis.
+func liveProcesses(t *testing.T, rd *testenv.Redis, opts ...apptest.Option) (a, b *apptest.Env) {
+	a = apptest.NewWithCache(t, rd.URL(), append(opts, liveOptions)...)
+	b = apptest.NewWithDSN(t, a.DSN, append(opts, liveOptions, func(c *config.Config) { c.RedisURL = rd.URL() })...)
+	return a, b
+}
+
+// Under 1,000 concurrent increments on process A, a stream on process B
+// sees values that never go back, and the final value within a second of
+// the last answer.
+func TestStreamOnOtherProcessSeesEveryIncrementInOrder(t *testing.T) {
+	rd := testenv.StartRedis(t)
+	a, b := liveProcesses(t, rd)
+	a.Do(t, "PUT", "/v1/counters/live%2Fhot", `{"value": 0}`)
+	s := apptest.OpenStream(t, b.URL+"/v1/counters/live%2Fhot/events")
+	s.Next(t, 2*time.Second)
+	time.Sleep(300 * time.Millisecond) // A learns that B watches
+	rs := parallel(t, 1000, func(int) (apptest.Response, error) {
+		return a.TryDo("POST", "/v1/counters/live%2Fhot/increment", "")
+	})
+	last := time.Now()
+	for _, r := range rs {
+		if r.Status != 200 {
+			t.Fatalf("increment: %d %s", r.Status, r.Body)
+		}
+	}
+	seen := s.Until(t, 1000, time.Second+time.Since(last))
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Fatalf("values went back: %v", seen)
+		}
+	}
+	t.Logf("%d events for 1,000 increments; the last %v after the last answer", len(seen), time.Since(last))
+}
+
+// While Redis is paused, restarted or killed, a stream on the other
+// process still gets the latest value within 5 seconds, and after it
+// comes back too; no value goes back.
+func TestStreamsCatchUpThroughRedisFaults(t *testing.T) {
+	for _, fault := range []struct {
+		name         string
+		break_, heal func(*testing.T, *testenv.Redis)
+	}{
+		{"paused", func(_ *testing.T, r *testenv.Redis) { r.Freeze() }, func(_ *testing.T, r *testenv.Redis) { r.Thaw() }},
+		{"restarted", func(_ *testing.T, r *testenv.Redis) { r.Kill() }, func(t *testing.T, r *testenv.Redis) { r.Start(t) }},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			rd := testenv.StartRedis(t)
+			a, b := liveProcesses(t, rd)
+			name := "live%2F" + fault.name
+			a.Do(t, "PUT", "/v1/counters/"+name, `{"value": 0}`)
+			s := apptest.OpenStream(t, b.URL+"/v1/counters/"+name+"/events")
+			s.Next(t, 2*time.Second)
+			time.Sleep(300 * time.Millisecond)
+			var seen []int64
+			check := func(want int64) {
+				start := time.Now()
+				seen = append(seen, s.Until(t, want, 5*time.Second)...)
+				t.Logf("value %d after %v", want, time.Since(start))
+			}
+			check(increment(t, a, name))
+			fault.break_(t, rd)
+			check(increment(t, a, name))
+			check(increment(t, a, name))
+			fault.heal(t, rd)
+			check(increment(t, a, name))
+			time.Sleep(2 * time.Second) // the subscription is back
+			check(increment(t, a, name))
+			for i := 1; i < len(seen); i++ {
+				if seen[i] < seen[i-1] {
+					t.Fatalf("values went back: %v", seen)
+				}
+			}
+		})
+	}
+}
+
+var _ = fmt.Sprint
+
+// streamOnce is Env.Do for an event stream, which never ends by itself: it
+// reads up to the first event (or for a second, for a stream that sends
+// only changes), then leaves. Other answers are read whole.
+func streamOnce(t *testing.T, e *apptest.Env, method, path string, headers ...string) apptest.Response {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, e.URL+path, nil)
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var body strings.Builder
+	if res.StatusCode == 200 && method == "GET" {
+		timer := time.AfterFunc(time.Second, cancel)
+		defer timer.Stop()
+		sc := bufio.NewScanner(res.Body)
+		data := false
+		for sc.Scan() {
+			body.WriteString(sc.Text() + "\n")
+			data = data || strings.HasPrefix(sc.Text(), "data:")
+			if data && sc.Text() == "" {
+				break
+			}
+		}
+	} else {
+		bufio.NewReader(res.Body).WriteTo(&body)
+	}
+	return apptest.Response{Status: res.StatusCode, Header: res.Header, Body: []byte(body.String())}
+}
+
+// A client that stops reading is dropped, not buffered for: once the
+// sockets' buffers are full, its write waits out the deadline and the
+// stream ends, its place freed, while the client still holds the
+// connection.
+func TestAClientThatStopsReadingIsDropped(t *testing.T) {
+	e := apptest.New(t, liveOptions, func(c *config.Config) { c.WriteTimeout = 300 * time.Millisecond })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(1024)
+	fmt.Fprintf(conn, "GET /v1/events?prefix=slow%%2F HTTP/1.1\r\nHost: x\r\n\r\n")
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("%q %v", status, err)
+	}
+	// Then it reads nothing more, while 100 counters with long names
+	// change as fast as batches go.
+	var items []string
+	for i := range 100 {
+		items = append(items, item(fmt.Sprintf("slow/%03d-%s", i, strings.Repeat("x", 200)), 1))
+	}
+	start := time.Now()
+	deadline := start.Add(30 * time.Second)
+	defer func() { t.Logf("dropped after %v", time.Since(start).Round(time.Millisecond)) }()
+	for e.Live.Open() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream of a client that reads nothing is still open after 30 s")
+		}
+		if r := e.Do(t, "POST", "/v1/counters/batch", batchBody(items...)); r.Status != 200 {
+			t.Fatalf("batch: %d %s", r.Status, r.Body)
+		}
+	}
+}
