@@ -75,6 +75,9 @@ func TestGaleraOneServicePerNodeFailsNothingLosesNothingReadsNothingStale(t *tes
 	})
 
 	threeServicesUnderLoad(t, func(i int, name string) string { return g.Nodes[i].DSN(name) })
+	t.Run("webhooks: one event per crossing, delivered once", func(t *testing.T) {
+		oneEventPerCrossing(t, func(i int, name string) string { return g.Nodes[i].DSN(name) })
+	})
 
 	// Last: it breaks the cluster.
 	t.Run("a service whose node is cut off is not ready and changes nothing", func(t *testing.T) {
@@ -150,13 +153,13 @@ func threeServicesUnderLoad(t *testing.T, dsn func(i int, name string) string) {
 // generous deadline for its calls keeps a loaded machine from looking like
 // a Redis fault, whose window for stale reads across processes is the
 // cache's own (see the Sentinel test), not the database's.
-func threeServices(t *testing.T, dsn func(i int, name string) string, redisURL string) []*apptest.Env {
+func threeServices(t *testing.T, dsn func(i int, name string) string, redisURL string, opts ...apptest.Option) []*apptest.Env {
 	t.Helper()
 	name := fmt.Sprintf("counters_%d", time.Now().UnixNano())
 	var procs []*apptest.Env
 	for i := range 3 {
 		opt := func(c *config.Config) { c.RedisURL, c.RedisTimeout = redisURL, time.Second }
-		procs = append(procs, apptest.NewWithDSN(t, dsn(i, name), opt))
+		procs = append(procs, apptest.NewWithDSN(t, dsn(i, name), append([]apptest.Option{opt}, opts...)...))
 	}
 	return procs
 }
