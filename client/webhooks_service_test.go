@@ -135,7 +135,7 @@ func TestAWebhookMadeThroughTheClientIsCalledAndListsItsDeliveries(t *testing.T)
 			return "deliveries: " + jsonOf(ds) + " " + errString(err) + "; want one delivered"
 		}
 		d := ds[0]
-		if d.ID == "" || d.Attempts != 1 || d.LastStatusCode == nil || *d.LastStatusCode != 204 || d.NextAttemptAt != nil || string(d.Event) != string(body) {
+		if d.ID == "" || d.Attempts != 1 || d.LastStatusCode == nil || *d.LastStatusCode != 204 || d.NextAttemptAt != nil || d.CreatedAt.IsZero() || string(d.Event) != string(body) {
 			t.Errorf("delivery %s, want 1 attempt answered 204 with the body sent %s", jsonOf(d), body)
 		}
 		return ""
