@@ -210,33 +210,49 @@ func ExampleClient_CreateTicket() {
 	// ROCK-2 Drum skin torn
 }
 
-// Live updates are being added to the service on another branch: this
-// example is compiled, and runs once the service streams them.
 func ExampleClient_Watch() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for ev, err := range c.Watch(ctx, "hits/docs/index.html") {
+	c.Set(ctx, "examples/watch/index.html", 1532, client.SetOptions{})
+	// The current value at once, then each new one.
+	for ev, err := range c.Watch(ctx, "examples/watch/index.html") {
 		if err != nil {
 			log.Print(err) // NotFound, or the context ended
 			break
 		}
 		fmt.Println(ev.Type, ev.Value)
+		if ev.Value == 1533 {
+			break
+		}
+		c.Increment(ctx, "examples/watch/index.html", 1) // a visitor elsewhere
 	}
+	// Output:
+	// counter 1532
+	// counter 1533
 }
 
-// Webhooks are being added to the service on another branch: this example
-// is compiled, and runs once the service has them.
 func ExampleClient_CreateWebhook() {
 	c, _ := client.New(serviceURL, client.Options{})
-	hook, err := c.CreateWebhook(context.Background(), client.WebhookRequest{
-		URL:        "https://shop.example/restock",
-		Name:       "stock/widget",
+	ctx := context.Background()
+	// Addresses of this machine or a private network are refused unless
+	// the service has COUNTERS_WEBHOOK_ALLOW_PRIVATE=true.
+	hook, err := c.CreateWebhook(ctx, client.WebhookRequest{
+		URL:        "https://93.184.215.14/restock",
+		Name:       "examples/stock/widget",
 		Thresholds: []int64{0},
 		Direction:  "down",
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(hook.ID, hook.Secret) // keep the secret to check the calls' signatures
+	// Keep the secret to check the calls' signatures: it is shown only here.
+	fmt.Println(strings.HasPrefix(hook.Secret, "whsec_"))
+	again, _ := c.Webhook(ctx, hook.ID)
+	fmt.Println(again.Name, again.Direction, again.Thresholds, again.Secret == "")
+	fmt.Println(c.DeleteWebhook(ctx, hook.ID))
+	// Output:
+	// true
+	// examples/stock/widget down [0] true
+	// <nil>
 }

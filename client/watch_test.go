@@ -16,9 +16,9 @@ import (
 
 // sseServer speaks API.md's "Live updates" for one counter: each
 // connection gets the next script of lines, and the Last-Event-ID it
-// brought is recorded. The service side is being built on another branch;
-// this is the contract as written, and an end-to-end test follows the
-// merge.
+// brought is recorded. It makes what the real service cannot be made to
+// do on cue, such as an event cut in the middle by the connection's end;
+// watch_service_test.go holds Watch to the real service.
 type sseServer struct {
 	URL string
 

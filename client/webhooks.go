@@ -62,6 +62,7 @@ type Delivery struct {
 	Attempts       int             `json:"attempts"`
 	LastStatusCode *int            `json:"last_status_code"`
 	NextAttemptAt  *time.Time      `json:"next_attempt_at"`
+	CreatedAt      time.Time       `json:"created_at"` // recorded with the change that crossed
 	Event          json.RawMessage `json:"event"`
 }
 

@@ -77,6 +77,7 @@ var commands = []command{
 			fs.String("direction", "", "up (default), down or both")
 		}, run: webhooksCreate},
 	{words: "webhooks ls", about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled per webhook", run: webhooksList},
+	{words: "webhooks get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled", run: webhooksGet},
 	{words: "webhooks rm", args: "ID", minArgs: 1, maxArgs: 1, about: "delete the webhook", run: webhooksRemove},
 	{words: "webhooks deliveries", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>STATUS<TAB>ATTEMPTS per delivery, newest first",
 		flags: func(fs *flag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
@@ -446,16 +447,29 @@ func webhooksCreate(e *env) error {
 func webhooksList(e *env) error {
 	hooks, err := e.c.Webhooks(e.ctx)
 	for _, w := range hooks {
-		target, state := w.Name, "enabled"
-		if target == "" {
-			target = w.Prefix + "*"
-		}
-		if w.DisabledAt != nil {
-			state = "disabled"
-		}
-		e.print("%s\t%s\t%s\t%s", w.ID, target, w.URL, state)
+		printWebhook(e, w)
 	}
 	return err
+}
+
+func webhooksGet(e *env) error {
+	w, err := e.c.Webhook(e.ctx, client.ID(e.args[0]))
+	if err == nil {
+		printWebhook(e, w)
+	}
+	return err
+}
+
+// printWebhook prints ID<TAB>NAME or PREFIX*<TAB>URL<TAB>enabled|disabled.
+func printWebhook(e *env, w client.Webhook) {
+	target, state := w.Name, "enabled"
+	if target == "" {
+		target = w.Prefix + "*"
+	}
+	if w.DisabledAt != nil {
+		state = "disabled"
+	}
+	e.print("%s\t%s\t%s\t%s", w.ID, target, w.URL, state)
 }
 
 func webhooksRemove(e *env) error { return e.c.DeleteWebhook(e.ctx, client.ID(e.args[0])) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
+	"countersvc/internal/testenv"
 )
 
 // result is what one countersctl run did.
@@ -238,75 +241,146 @@ func TestIncThroughAProxyThatDropsTheAnswerCountsOnce(t *testing.T) {
 	}
 }
 
-// watch prints a line per value until --timeout (or an interrupt), which
-// is its normal end. The service side of live updates is being built on
-// another branch: this server speaks API.md's contract, and an end-to-end
-// test follows the merge.
-func TestWatchPrintsALinePerValue(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		if r.Header.Get("Last-Event-ID") != "" {
-			<-r.Context().Done()
-			return
-		}
-		fmt.Fprint(w, "retry: 10\n\n"+
-			"event: counter\nid: 1\ndata: {\"name\":\"a\",\"value\":1,\"at\":\"2026-11-24T10:00:00Z\"}\n\n"+
-			": keep-alive\n\n"+
-			"event: counter\nid: 2\ndata: {\"name\":\"a\",\"value\":3,\"at\":\"2026-11-24T10:00:01Z\"}\n\n"+
-			"event: deleted\nid: 3\ndata: {\"name\":\"a\"}\n\n")
-	}))
-	defer srv.Close()
-	vars := []string{"COUNTERS_URL=" + srv.URL}
-	runSession(t, vars, []step{
-		{args: args("watch", "a", "--timeout", "1s"), out: "1\n3\ndeleted\n"},
-		{args: args("watch", "a", "--timeout", "1s", "--json"), out: `{"name":"a","value":1,"at":"2026-11-24T10:00:00Z"}` + "\n" +
-			`{"name":"a","value":3,"at":"2026-11-24T10:00:01Z"}` + "\n" + `{"name":"a"}` + "\n"},
-	})
+// lines is a writer that tells when a line arrives.
+type lines struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{}
 }
 
-// The webhook commands speak API.md's contract (the service side is being
-// built on another branch; an end-to-end test follows the merge).
-func TestWebhookCommands(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		hook := `{"id":7,"url":"https://shop.example/hook","name":"stock/widget","thresholds":[0],"direction":"down","created_at":"2026-01-01T00:00:00Z","disabled_at":null`
-		switch r.Method + " " + r.URL.Path {
-		case "POST /v1/webhooks":
-			w.WriteHeader(201)
-			fmt.Fprint(w, hook+`,"secret":"whsec_abc"}`)
-		case "GET /v1/webhooks":
-			fmt.Fprint(w, `{"webhooks":[`+hook+`}]}`)
-		case "GET /v1/webhooks/7/deliveries":
-			fmt.Fprint(w, `{"deliveries":[{"id":"d1","status":"delivered","attempts":1,"last_status_code":200,"next_attempt_at":null,"event":{}}]}`)
-		case "POST /v1/webhooks/7/enable":
-			fmt.Fprint(w, hook+`}`)
-		case "DELETE /v1/webhooks/7":
-			w.WriteHeader(204)
-		default:
-			w.WriteHeader(404)
-			fmt.Fprint(w, `{"error":{"code":"not_found","message":"No such webhook."}}`)
+func newLines() *lines { return &lines{more: make(chan struct{}, 1000)} }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.buf.Write(p)
+	l.more <- struct{}{}
+	return n, err
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitLines waits until n lines were written.
+func (l *lines) waitLines(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for strings.Count(l.String(), "\n") < n {
+		select {
+		case <-l.more:
+		case <-timeout:
+			t.Fatalf("printed %q, waited for %d lines", l.String(), n)
 		}
-	}))
-	defer srv.Close()
-	runSession(t, []string{"COUNTERS_URL=" + srv.URL}, []step{
-		{args: args("webhooks", "create", "--endpoint", "https://shop.example/hook", "--name", "stock/widget", "--thresholds", "0", "--direction", "down"), out: "whsec_abc\n"},
-		{args: args("webhooks", "ls"), out: "7\tstock/widget\thttps://shop.example/hook\tenabled\n"},
-		{args: args("webhooks", "deliveries", "7", "--limit", "5"), out: "d1\tdelivered\t1\n"},
-		{args: args("webhooks", "enable", "7"), out: ""},
-		{args: args("webhooks", "rm", "7"), out: ""},
-		{args: args("webhooks", "rm", "8"), code: 1, err: "No such webhook. (not_found)"},
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	want := "POST /v1/webhooks, GET /v1/webhooks, GET /v1/webhooks/7/deliveries?limit=5, POST /v1/webhooks/7/enable, DELETE /v1/webhooks/7, DELETE /v1/webhooks/8"
-	if strings.Join(got, ", ") != want {
-		t.Errorf("requests %s, want %s", strings.Join(got, ", "), want)
 	}
+}
+
+// watch against the real service prints the value, then a line per new
+// value (or "deleted"), and ends cleanly, exit 0 and nothing on stderr,
+// on --timeout or when its context ends.
+func TestWatchPrintsALinePerValue(t *testing.T) {
+	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
+	vars := []string{"COUNTERS_URL=" + svc.URL}
+	for _, tc := range []struct {
+		name    string
+		counter string
+		args    []string
+		end     func(cancel context.CancelFunc) // after the last line
+		lines   []string                        // printed, one per change; a regexp with --json
+	}{
+		{"--timeout", "watched/a", args("watch", "watched/a", "--timeout", "3s"), func(context.CancelFunc) {},
+			[]string{"1", "2", "3", "deleted"}},
+		{"its context ends", "watched/b", args("watch", "watched/b"), func(cancel context.CancelFunc) { cancel() },
+			[]string{"1", "2", "3", "deleted"}},
+		{"--json", "watched/c", args("--json", "watch", "watched/c", "--timeout", "3s"), func(context.CancelFunc) {},
+			[]string{`\{"name":"watched/c","value":1,"at":"[^"]+"\}`, `\{"name":"watched/c","value":2,"at":"[^"]+"\}`,
+				`\{"name":"watched/c","value":3,"at":"[^"]+"\}`, `\{"name":"watched/c"\}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runSession(t, vars, []step{{args: args("inc", tc.counter), out: "1\n"}})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out, errw := newLines(), &bytes.Buffer{}
+			code := make(chan int, 1)
+			go func() {
+				code <- run(ctx, tc.args, func(k string) string { return map[string]string{"COUNTERS_URL": svc.URL}[k] }, strings.NewReader(""), out, errw)
+			}()
+			// Each change waits for the line of the one before, so that
+			// none is skipped (a stream may skip values that come faster
+			// than it sends).
+			for i, change := range []step{
+				{args: args("inc", tc.counter), out: "2\n"},
+				{args: args("inc", tc.counter), out: "3\n"},
+				{args: args("rm", tc.counter)},
+			} {
+				out.waitLines(t, i+1)
+				runSession(t, vars, []step{change})
+			}
+			out.waitLines(t, 4)
+			tc.end(cancel)
+			select {
+			case c := <-code:
+				if c != 0 || errw.Len() > 0 {
+					t.Errorf("exit %d, stderr %q; want 0 and nothing", c, errw)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("watch did not end")
+			}
+			if !regexp.MustCompile("^" + strings.Join(tc.lines, "\n") + "\n$").MatchString(out.String()) {
+				t.Errorf("printed %q, want the lines %q", out.String(), tc.lines)
+			}
+		})
+	}
+}
+
+// The webhook commands against the real service: create prints the
+// secret once, ls and get a line without it, a crossing is delivered to
+// the receiver and shows in deliveries, enable and rm answer nothing.
+func TestWebhookCommands(t *testing.T) {
+	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) { c.WebhookAllowPrivate = true })
+	var mu sync.Mutex
+	var calls []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		calls = append(calls, string(body))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	endpoint := receiver.URL + "/restock"
+	hook := "1\tstock/widget\t" + endpoint + "\tenabled\n"
+	vars := []string{"COUNTERS_URL=" + svc.URL}
+	runSession(t, vars, []step{
+		{args: args("set", "stock/widget", "1"), out: "1\n"},
+		{args: args("webhooks", "create", "--endpoint", endpoint, "--name", "stock/widget", "--thresholds", "0", "--direction", "down"), out: `^whsec_[A-Za-z0-9+/=]{40,}\n$`},
+		{args: args("webhooks", "create", "--endpoint", "http://", "--prefix", "books/", "--every", "10"), code: 1, err: "(invalid_argument)"},
+		{args: args("webhooks", "ls"), out: hook},
+		{args: args("webhooks", "get", "1"), out: hook},
+		{args: args("webhooks", "deliveries", "1"), out: ""},
+		{args: args("inc", "stock/widget", "-1"), out: "0\n"},
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for r := ctl(t, vars, "webhooks", "deliveries", "1", "--limit", "5"); !regexp.MustCompile("^[^\t]+\tdelivered\t1\n$").MatchString(r.out); r = ctl(t, vars, "webhooks", "deliveries", "1", "--limit", "5") {
+		if time.Now().After(deadline) {
+			t.Fatalf("webhooks deliveries printed %q (%q), want one delivered", r.out, r.err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	if len(calls) != 1 || !strings.Contains(calls[0], `"data":{"name":"stock/widget","threshold":0,"direction":"down","previous":1,"value":0}`) {
+		t.Errorf("the receiver got %q, want the crossing of 0 down", calls)
+	}
+	mu.Unlock()
+	runSession(t, vars, []step{
+		{args: args("webhooks", "enable", "1"), out: ""},
+		{args: args("webhooks", "rm", "1"), out: ""},
+		{args: args("webhooks", "rm", "1"), code: 1, err: "(not_found)"},
+		{args: args("webhooks", "get", "1"), code: 1, err: "(not_found)"},
+		{args: args("webhooks", "ls"), out: ""},
+	})
 }
 
 // --timeout bounds a command, retries included: a service that never
