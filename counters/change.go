@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -42,19 +43,34 @@ type Change struct {
 
 // Observer is told of changes after they committed. Committed runs in the
 // writer's goroutine before the write is answered, so it must not block:
-// an observer that does I/O hands the changes to work of its own. It is not
-// told of a write whose outcome is unknown (MySQL failed during the
-// commit); such a change is found by whoever checks MySQL later.
+// an observer that does I/O hands the changes to work of its own. It is
+// told only of the changes it Wants, and not of a write whose outcome is
+// unknown (MySQL failed during the commit); such a change is found by
+// whoever checks MySQL later.
 type Observer interface {
+	// Wants reports, without I/O, whether the observer is to be told of
+	// changes of the named counter. A write whose counters no observer
+	// wants pays nothing for observers, and a large write (an import of a
+	// million lines, committed at once) keeps only the changes some
+	// observer wants until its commit.
+	Wants(name string) bool
 	Committed(ctx context.Context, changes []Change)
 }
 
-// Observers is an Observer that tells each of its members in turn.
-type Observers []Observer
-
-// Committed implements Observer.
-func (os Observers) Committed(ctx context.Context, changes []Change) {
-	for _, o := range os {
-		o.Committed(ctx, changes)
+// Wanted returns the changes for which wants is true: changes itself when
+// it wants them all, so that the common case does not allocate.
+func Wanted(changes []Change, wants func(name string) bool) []Change {
+	for i, c := range changes {
+		if wants(c.Name) {
+			continue
+		}
+		out := slices.Clip(changes[:i])
+		for _, c := range changes[i+1:] {
+			if wants(c.Name) {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
+	return changes
 }

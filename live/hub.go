@@ -177,6 +177,20 @@ func (h *Hub) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// Wants implements counters.Observer: a change matters to this process
+// when one of its streams watches the counter, or when another process's
+// does (it is told of it through the transport).
+func (h *Hub) Wants(name string) bool {
+	anywhere := h.anywhere.Load()
+	local := h.watching.Load()
+	if !local && anywhere.empty() {
+		return false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return (local && h.watchedLocked(name)) || (h.o.Transport != nil && anywhere.has(name))
+}
+
 // Committed implements counters.Observer. It runs in the writer's
 // goroutine, so it only marks names: with no stream open anywhere, it costs
 // two atomic loads.

@@ -46,6 +46,16 @@ func (s *CounterStore) Observe(os ...counters.Observer) {
 	s.observers = append(s.observers, os...)
 }
 
+// observed reports whether any observer wants changes of name.
+func (s *CounterStore) observed(name string) bool {
+	for _, o := range s.observers {
+		if o.Wants(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // recorded reports whether any recorder wants any of the names.
 func (s *CounterStore) recorded(names func(yield func(string) bool)) bool {
 	if len(s.recorders) == 0 {
@@ -75,26 +85,21 @@ func (s *CounterStore) record(ctx context.Context, ex Execer, changes []counters
 // history's statement in the same exchange as the counters' upsert.
 func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []counters.Change) error {
 	for _, r := range s.recorders {
-		var wanted []counters.Change
-		for _, c := range changes {
-			if r.Wants(c.Name) {
-				wanted = append(wanted, c)
+		if wanted := counters.Wanted(changes, r.Wants); len(wanted) > 0 {
+			if err := r.Record(ctx, ex, wanted); err != nil {
+				return err
 			}
-		}
-		if len(wanted) == 0 {
-			continue
-		}
-		if err := r.Record(ctx, ex, wanted); err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
-// committed tells the observers of changes that committed.
+// committed tells each observer of the changes it wants, which committed.
 func (s *CounterStore) committed(ctx context.Context, changes []counters.Change) {
-	if len(changes) > 0 && len(s.observers) > 0 {
-		s.observers.Committed(ctx, changes)
+	for _, o := range s.observers {
+		if wanted := counters.Wanted(changes, o.Wants); len(wanted) > 0 {
+			o.Committed(ctx, wanted)
+		}
 	}
 }
 

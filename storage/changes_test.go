@@ -47,6 +47,8 @@ func (s *seam) Record(ctx context.Context, tx storage.Execer, changes []counters
 	return s.fail
 }
 
+// Wants serves as Observer's too.
+
 func (s *seam) Committed(_ context.Context, changes []counters.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,5 +273,53 @@ func TestAReplayReportsNoChange(t *testing.T) {
 	}
 	if len(sm.recorded)+len(sm.observed) > 0 {
 		t.Errorf("the replay reported %v in the transaction and %v after it", summarize(sm.recorded), summarize(sm.observed))
+	}
+}
+
+// Observers are told only of the counters they want, and an atomic
+// import keeps no more than that until its commit: a million lines must
+// not be a million changes held in memory.
+func TestObserversAreToldOnlyOfWhatTheyWant(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	sm := &seam{}
+	s.Observe(sm)
+	ctx := context.Background()
+	var ls []counters.ImportLine
+	for i := range 2500 {
+		ls = append(ls, counters.ImportLine{Line: int64(i + 1), Counter: counters.Counter{Name: fmt.Sprintf("other/%04d", i), Value: 1}})
+	}
+	ls = append(ls, counters.ImportLine{Line: 2501, Counter: counters.Counter{Name: "seam/a", Value: 7}})
+	for _, atomic := range []bool{false, true} {
+		sm.reset()
+		s.Delete(ctx, "seam/a")
+		sm.reset()
+		if _, err := s.Import(ctx, counters.ImportOptions{Mode: counters.ImportOverwrite, Atomic: atomic}, slices.Values(ls)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := summarize(sm.observed), []change{{"seam/a", 0, 7, false, 0}}; !slices.Equal(got, want) {
+			t.Errorf("atomic=%v: observed %v, want %v", atomic, got, want)
+		}
+	}
+}
+
+func TestWantedKeepsOnlyTheWantedChanges(t *testing.T) {
+	cs := []counters.Change{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	for _, tc := range []struct {
+		want []string
+		keep string
+	}{
+		{nil, ""}, {[]string{"a", "b", "c"}, "abc"}, {[]string{"b"}, "b"}, {[]string{"a", "c"}, "ac"},
+	} {
+		got := counters.Wanted(cs, func(n string) bool { return strings.Contains(tc.keep, n) })
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+		}
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("keeping %q: %v, want %v", tc.keep, names, tc.want)
+		}
+	}
+	if got := counters.Wanted(cs, func(string) bool { return true }); &got[0] != &cs[0] {
+		t.Error("all wanted: the changes were copied")
 	}
 }

@@ -73,8 +73,8 @@ type CounterStore struct {
 	// again (measured alike: 1,610 acknowledged, none lost).
 	Exchanges bool
 
-	recorders []Recorder         // the change seam's inside (see changes.go)
-	observers counters.Observers // ... and its after-commit side
+	recorders []Recorder          // the change seam's inside (see changes.go)
+	observers []counters.Observer // ... and its after-commit side
 }
 
 var (

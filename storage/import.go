@@ -192,7 +192,9 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 			if err := im.s.record(ctx, tx, res.changes); err != nil {
 				return err
 			}
-			changes = append(changes, res.changes...)
+			// Only what an observer wants waits for the commit: an
+			// atomic import may change a million counters.
+			changes = append(changes, counters.Wanted(res.changes, im.s.observed)...)
 			if !last || im.opts.Key == nil || im.r.Refused > 0 {
 				return nil
 			}

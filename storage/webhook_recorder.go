@@ -141,6 +141,9 @@ func (r *HookRecorder) Record(ctx context.Context, tx Execer, changes []counters
 	return err
 }
 
+// The recorder is also an observer of the counters it records for, so that
+// the relay is woken after the commit: Wants is the Recorder's.
+
 // Committed implements counters.Observer: the relay is woken after the
 // commit, when it can see the events. A wake for a transaction that
 // rolled back, or one that comes early, costs the relay one empty claim.
