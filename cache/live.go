@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -19,23 +18,15 @@ import (
 // breaker; everything it carries is a hint (see live.Transport), so a
 // failure is only counted.
 func (s *Store) Live() live.Transport {
-	return &liveTransport{calls: s.redisCalls, probeEvery: liveProbeEvery}
+	return &liveTransport{calls: s.redisCalls, probeEvery: probeEvery}
 }
-
-// liveProbeEvery is how long a subscription may stay silent before it is
-// probed: a message published through the client must come back on it
-// within two more such periods, or the subscription is made again. Pub/sub
-// goes silent without an error after a Sentinel failover (the subscription
-// stays on the old primary, which no longer gets the publishes: centrifugo
-// #1189, redis#6545), and a paused Redis says nothing either.
-const liveProbeEvery = time.Second
 
 // Messages on the channel: a kind byte, then the body. Names contain no
 // control characters, so a newline separates them.
 const (
 	liveChanged  = 'c' // names, one per line
 	liveWatching = 'w' // a process watches something new: read the watches again
-	liveProbe    = 'p' // a subscription's probe; nothing to do
+	// probePayload, 'p', is a subscription's probe (see subscribe)
 )
 
 type liveTransport struct {
@@ -107,56 +98,10 @@ func (t *liveTransport) Watched(ctx context.Context) (live.Watch, error) {
 	return w, err
 }
 
-// Subscribe implements live.Transport: it subscribes, and subscribes again
-// whenever the subscription fails or a probe does not come back, telling
-// l.Missed after each subscription is confirmed.
+// Subscribe implements live.Transport (see subscribe), telling l.Missed
+// after each subscription is confirmed.
 func (t *liveTransport) Subscribe(ctx context.Context, l live.Listener) {
-	for ctx.Err() == nil {
-		ps := t.calls.rdb.Subscribe(ctx, t.channel())
-		t.receive(ctx, ps, l)
-		ps.Close()
-		select { // a Redis that is down is tried again, not hammered
-		case <-ctx.Done():
-		case <-time.After(t.probeEvery / 4):
-		}
-	}
-}
-
-// receive reads ps until it fails or stays silent past its probe.
-func (t *liveTransport) receive(ctx context.Context, ps *redis.PubSub, l live.Listener) {
-	heard, probed := time.Now(), time.Time{}
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, t.probeEvery/2)
-		now := time.Now()
-		var ne interface{ Timeout() bool }
-		switch {
-		case err == nil:
-			heard = now
-		case ctx.Err() != nil:
-			return
-		case errors.As(err, &ne) && ne.Timeout():
-		default:
-			t.calls.errors.WithLabelValues("live_subscribe").Inc()
-			return
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				l.Missed()
-			}
-		case *redis.Message:
-			t.handle(m.Payload, l)
-		}
-		silent := now.Sub(heard)
-		if silent > 3*t.probeEvery {
-			t.calls.errors.WithLabelValues("live_probe").Inc()
-			return
-		}
-		if silent > t.probeEvery && now.Sub(probed) > t.probeEvery {
-			probed = now
-			t.publish(ctx, "live_probe", string(liveProbe))
-		}
-	}
+	t.calls.subscribe(ctx, t.channel(), t.probeEvery, l.Missed, func(payload string) { t.handle(payload, l) })
 }
 
 func (t *liveTransport) handle(payload string, l live.Listener) {

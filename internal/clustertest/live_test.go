@@ -17,17 +17,7 @@ import (
 // counters against MySQL make up for it.
 func TestLiveUpdatesCatchUpThroughASentinelFailover(t *testing.T) {
 	testenv.NeedCluster(t)
-	for _, tc := range []struct {
-		name  string
-		fault func(t *testing.T, s *testenv.Sentinel)
-	}{
-		{"SENTINEL FAILOVER", func(t *testing.T, s *testenv.Sentinel) { s.Failover(t) }},
-		{"primary killed", func(t *testing.T, s *testenv.Sentinel) {
-			old := s.Primary(t)
-			old.Kill()
-			s.WaitForPrimaryOtherThan(t, old)
-		}},
-	} {
+	for _, tc := range sentinelFaults {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testenv.StartSentinel(t)
 			dsn := testenv.MySQLDSN(t)

@@ -33,17 +33,7 @@ func TestSentinelFailoverUnderLoadFailsNothingLosesNothingAndIsStaleByLessThanTh
 		}
 		return fmt.Sprintf("c/%d", r.IntN(100))
 	}
-	for _, tc := range []struct {
-		name  string
-		fault func(t *testing.T, s *testenv.Sentinel)
-	}{
-		{"SENTINEL FAILOVER", func(t *testing.T, s *testenv.Sentinel) { s.Failover(t) }},
-		{"primary killed", func(t *testing.T, s *testenv.Sentinel) {
-			old := s.Primary(t)
-			old.Kill()
-			s.WaitForPrimaryOtherThan(t, old)
-		}},
-	} {
+	for _, tc := range sentinelFaults {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testenv.StartSentinel(t)
 			dsn := testenv.MySQLDSN(t)
@@ -87,3 +77,17 @@ func TestSentinelFailoverUnderLoadFailsNothingLosesNothingAndIsStaleByLessThanTh
 // and is a tenth of what an unbounded window (seconds, before the lease)
 // would show.
 const schedulingTolerance = 100 * time.Millisecond
+
+// sentinelFaults are the ways a Sentinel-watched Redis changes primary:
+// a planned failover, and the primary killed.
+var sentinelFaults = []struct {
+	name  string
+	fault func(t *testing.T, s *testenv.Sentinel)
+}{
+	{"SENTINEL FAILOVER", func(t *testing.T, s *testenv.Sentinel) { s.Failover(t) }},
+	{"primary killed", func(t *testing.T, s *testenv.Sentinel) {
+		old := s.Primary(t)
+		old.Kill()
+		s.WaitForPrimaryOtherThan(t, old)
+	}},
+}
