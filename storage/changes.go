@@ -56,16 +56,11 @@ func (s *CounterStore) observed(name string) bool {
 	return false
 }
 
-// recorded reports whether any recorder wants any of the names.
-func (s *CounterStore) recorded(names func(yield func(string) bool)) bool {
-	if len(s.recorders) == 0 {
-		return false
-	}
-	for name := range names {
-		for _, r := range s.recorders {
-			if r.Wants(name) {
-				return true
-			}
+// recorded reports whether any recorder wants changes of name.
+func (s *CounterStore) recorded(name string) bool {
+	for _, r := range s.recorders {
+		if r.Wants(name) {
+			return true
 		}
 	}
 	return false

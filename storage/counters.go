@@ -110,8 +110,8 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 	err := retry(ctx, "storage.Increment", func() (err error) {
 		now := s.now()
 		var v int64
-		if s.History || s.recorded(slices.Values([]string{name})) {
-			v, err = s.incrementInExchange(ctx, inc, now)
+		if recorded := s.recorded(name); s.History || recorded {
+			v, err = s.incrementInExchange(ctx, inc, now, recorded)
 		} else {
 			v, err = s.increment(ctx, nil, name, by, now)
 		}
@@ -137,13 +137,12 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 // aborts the transaction after it reports so at the next. When a recorder
 // wants the counter, the COMMIT waits for it: it needs the new value,
 // which only the first round trip tells, so such an increment takes one
-// more.
-func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
+// more (recorded).
+func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Increment, now time.Time, recorded bool) (int64, error) {
 	var rest []statement
 	if hq, hargs := s.historyOf([]counters.Change{incrementChange(inc, 0, now)}); hq != "" {
 		rest = append(rest, statement{hq, hargs})
 	}
-	recorded := s.recorded(slices.Values([]string{inc.Name}))
 	by := inc.By
 	first, rest := s.exchangeOf(statement{"START TRANSACTION;\n" + incrementSQL, []any{inc.Name, by, now, now, by, by, by}}, rest, !recorded)
 	const upsert = 1 // the statement after START TRANSACTION

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,13 +32,7 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	copy(sorted, deltas)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
-	recorded := s.recorded(func(yield func(string) bool) {
-		for _, d := range sorted {
-			if !yield(d.Name) {
-				return
-			}
-		}
-	})
+	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
 	write := s.incrementManyInTx
 	if s.Returning && !s.History && !recorded {
 		write = s.incrementManyReturning
