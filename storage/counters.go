@@ -22,16 +22,28 @@ import (
 // results signed (LAST_INSERT_ID is BIGINT UNSIGNED); a result outside the
 // counter's bounds assigns NULL to a NOT NULL column, which strict mode turns
 // into error 1048 with nothing changed; an int64 overflow is error 1690.
-// With history the statement is sent inside a transaction with the
-// history's upsert, in the same round trip (see incrementWithHistory).
 // updated_at only moves forward (see newerThanStored).
 // Parameters: name, by, now, now, by, by, by.
-var incrementSQL = `INSERT INTO counter (name, value, created_at, updated_at)
-VALUES (?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?)
+var incrementSQL = incrementStatement(false)
+
+// incrementSlotSQL is incrementSQL that also adds the step to the
+// counter's history slot (see history_write.go), still one statement; a
+// slot of another quarter refuses it as a bound does.
+// Parameters: name, by, now, now, quarter, by, by, by, by.
+var incrementSlotSQL = incrementStatement(true)
+
+func incrementStatement(slot bool) string {
+	cols, values, free, update := "", "", "", ""
+	if slot {
+		cols, values, free, update = slotColumns, ", ?, ?", " AND "+slotFree, slotUpdate
+	}
+	return `INSERT INTO counter (name, value, created_at, updated_at` + cols + `)
+VALUES (?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?` + values + `)
 ON DUPLICATE KEY UPDATE
-  value = IF((min_value IS NULL OR value + ? >= min_value) AND (max_value IS NULL OR value + ? <= max_value),
-             CAST(LAST_INSERT_ID(value + ?) AS SIGNED), NULL),
+  value = IF((min_value IS NULL OR value + ? >= min_value) AND (max_value IS NULL OR value + ? <= max_value)` + free + `,
+             CAST(LAST_INSERT_ID(value + ?) AS SIGNED), NULL),` + update + `
   updated_at = ` + newerThanStored("VALUES(updated_at)")
+}
 
 const counterColumns = "name, value, min_value, max_value, created_at, updated_at"
 
@@ -39,6 +51,7 @@ const counterColumns = "name, value, min_value, max_value, created_at, updated_a
 type CounterStore struct {
 	db            *sql.DB
 	incrementStmt *sql.Stmt        // incrementSQL
+	slotStmt      *sql.Stmt        // incrementSlotSQL
 	upserts       *preparedUpserts // many counters at once, where Returning
 	keys          *keyGate         // one request per idempotency key in MySQL
 	Now           func() time.Time // injectable clock
@@ -90,29 +103,38 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CounterStore{db: db.DB, incrementStmt: incr, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
+	slot, err := db.PrepareContext(ctx, incrementSlotSQL)
+	if err != nil {
+		incr.Close()
+		return nil, err
+	}
+	return &CounterStore{db: db.DB, incrementStmt: incr, slotStmt: slot, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
 		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}, nil
 }
 
 // Close releases the prepared statements.
-func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(), s.upserts.Close()) }
+func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(), s.slotStmt.Close(), s.upserts.Close()) }
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 // Increment implements counters.Store. A deadlock rolls the statement back
 // whole, so it is run again like any transaction (see retry). With history
-// the value and its history change in one transaction, still in one round
-// trip (three where a transaction may not be one exchange, see Exchanges)
-// and still read from incrementSQL's OK packet (see incrementInExchange).
+// the step goes to the counter's slot in the same one statement (see
+// incrementSlot); when a recorder wants the counter, the value, its
+// history and the recorders' writes go in one transaction, still in one
+// round trip where the server allows (see incrementInExchange).
 func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
 	inc := counters.Increment{Name: name, By: by}
 	var c counters.Change
 	err := retry(ctx, "storage.Increment", func() (err error) {
 		now := s.now()
 		var v int64
-		if recorded := s.recorded(name); s.History || recorded {
-			v, err = s.incrementInExchange(ctx, inc, now, recorded)
-		} else {
+		switch recorded := s.recorded(name); {
+		case recorded:
+			v, err = s.incrementInExchange(ctx, inc, now, true)
+		case s.History && by != 0:
+			v, err = s.incrementSlot(ctx, inc, now)
+		default:
 			v, err = s.increment(ctx, nil, name, by, now)
 		}
 		c = incrementChange(inc, v, now)
@@ -123,6 +145,26 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 	}
 	s.committed(ctx, []counters.Change{c})
 	return c.Value, nil
+}
+
+// incrementSlot is the increment with history in one statement,
+// incrementSlotSQL. When the statement refuses the step, a bound or the
+// slot holding another quarter refused it: the slot is moved (see
+// flushSlots) and the increment written the other writers' way, which
+// reports a bound's refusal exactly.
+func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
+	q, by := quarterNumber(now), inc.By
+	res, err := s.slotStmt.ExecContext(ctx, inc.Name, by, now, now, q, by, by, by, by)
+	if err == nil {
+		return res.LastInsertId()
+	}
+	if mysqlErrNumber(err) != erBadNull {
+		return 0, err
+	}
+	if err := s.flushSlots(ctx, []string{inc.Name}, q); err != nil {
+		return 0, err
+	}
+	return s.incrementInExchange(ctx, inc, now, false)
 }
 
 // incrementInExchange sends incrementSQL and its history's upsert as one

@@ -31,11 +31,35 @@ func quarterColumns(sum bool) string {
 	return b.String()
 }
 
+// slotQuarters is the slot of a counter's row (see history_write.go) as
+// the columns of counter_history: its day, then history_sum in the column
+// of its quarter and NULL in the others; with sum, summed over a group.
+func slotQuarters(sum bool) string {
+	var b strings.Builder
+	b.WriteString("DATE('1970-01-01') + INTERVAL history_quarter DIV " + strconv.Itoa(history.QuartersPerDay) + " DAY AS day")
+	for q := range history.QuartersPerDay {
+		cell := fmt.Sprintf("IF(history_quarter MOD %d = %d, history_sum, NULL)", history.QuartersPerDay, q)
+		if sum {
+			cell = "SUM(" + cell + ")"
+		}
+		b.WriteString(", " + cell)
+	}
+	return b.String()
+}
+
+// A counter's history is its counter_history rows and its slot, read by
+// one statement so that they come from one snapshot: a slot that moves
+// into counter_history meanwhile (flushSlots) is counted once. A day may
+// come twice, from either place: scanHistory adds them up.
 var (
 	historyOfName = "SELECT day, " + quarterColumns(false) +
-		" FROM counter_history WHERE name = ? AND day >= ? AND day < ? ORDER BY day"
+		" FROM counter_history WHERE name = ? AND day >= ? AND day < ?" +
+		" UNION ALL SELECT " + slotQuarters(false) +
+		" FROM counter WHERE name = ? AND history_quarter >= ? AND history_quarter < ? ORDER BY day"
 	historyOfPrefix = "SELECT day, " + quarterColumns(true) +
-		" FROM counter_history WHERE %s AND name LIKE ? ESCAPE '!' GROUP BY day ORDER BY day"
+		" FROM counter_history WHERE %s AND name LIKE ? ESCAPE '!' GROUP BY day" +
+		" UNION ALL SELECT " + slotQuarters(true) +
+		" FROM counter WHERE name LIKE ? ESCAPE '!' AND history_quarter >= ? AND history_quarter < ? GROUP BY day ORDER BY day"
 )
 
 // maxDayList is the most days a prefix's read names one by one: each is
@@ -49,7 +73,8 @@ func (s *CounterStore) HistoryDays(ctx context.Context, name, prefix string, fro
 	var rows *sql.Rows
 	var err error
 	if name != "" {
-		rows, err = s.db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly))
+		rows, err = s.db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
+			name, quarterNumber(from), quarterNumber(to))
 	} else {
 		var days []any
 		for d := from; d.Before(to) && len(days) <= maxDayList; d = d.AddDate(0, 0, 1) {
@@ -61,7 +86,8 @@ func (s *CounterStore) HistoryDays(ctx context.Context, name, prefix string, fro
 		} else {
 			days = []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
 		}
-		rows, err = s.db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, likePrefix(prefix))...)
+		like := likePrefix(prefix)
+		rows, err = s.db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
 	}
 	if err != nil {
 		return nil, mapError("storage.HistoryDays", err, false)
@@ -85,7 +111,8 @@ func (s *CounterStore) HistoryDays(ctx context.Context, name, prefix string, fro
 }
 
 // scanHistory reads rows of a day and its 96 quarters (DECIMAL, as text;
-// NULL where nothing happened) and closes them.
+// NULL where nothing happened), in order of day, and closes them. Rows of
+// the same day are added up.
 func scanHistory(rows *sql.Rows) ([]history.UTCDay, error) {
 	defer rows.Close()
 	var days []history.UTCDay
@@ -94,23 +121,31 @@ func scanHistory(rows *sql.Rows) ([]history.UTCDay, error) {
 	for i := range cells {
 		dest[i+1] = &cells[i]
 	}
+	beyond := counters.Errorf(counters.EOUTOFRANGE, "A quarter hour of this history holds a count beyond the signed 64-bit range.")
 	for rows.Next() {
-		var d history.UTCDay
-		dest[0] = &d.Date
+		var date time.Time
+		dest[0] = &date
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		if len(days) == 0 || !days[len(days)-1].Date.Equal(date) {
+			days = append(days, history.UTCDay{Date: date})
+		}
+		d := &days[len(days)-1]
 		for q, c := range cells {
 			if c == nil {
 				continue
 			}
 			n, err := strconv.ParseInt(string(c), 10, 64)
 			if err != nil {
-				return nil, counters.Errorf(counters.EOUTOFRANGE, "A quarter hour of this history holds a count beyond the signed 64-bit range.")
+				return nil, beyond
 			}
-			d.Quarters[q] = n
+			sum, ok := counters.Add(d.Quarters[q], n)
+			if !ok {
+				return nil, beyond
+			}
+			d.Quarters[q] = sum
 		}
-		days = append(days, d)
 	}
 	return days, rows.Err()
 }

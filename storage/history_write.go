@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -122,4 +124,98 @@ func (s *CounterStore) addHistory(ctx context.Context, ex Execer, changes []coun
 	}
 	_, err := ex.ExecContext(ctx, q, args...)
 	return err
+}
+
+// The slot (migrations/009_history_slot.up.sql): a counter's row keeps the
+// sum of one quarter hour's steps, so that the hot increments, the single
+// one and the coalesced round, add to history inside their one upsert of
+// the counter, as one statement with no transaction, where a write to
+// counter_history needs a transaction around two. The other writers of
+// history (batch, the idempotent forms, rounds whose steps span quarters,
+// counters a recorder wants) keep writing counter_history; reads add the
+// slot to it (see history_read.go), so either place is exact.
+//
+// A step of another quarter than the slot's finds the slot taken: the
+// upsert refuses it like a bound (NULL into NOT NULL, error 1048, nothing
+// changed), flushSlots moves the slot into counter_history in a
+// transaction of its own, and the increment is written the way of the
+// other writers, which also tells a bound's refusal from the slot's. So
+// each counter pays that once a quarter hour in which it changes.
+
+// quarterNumber is the quarter hour of t, counted from 1970-01-01 UTC: the
+// slot's history_quarter.
+func quarterNumber(t time.Time) int64 {
+	return t.Unix() / int64(counters.HistoryGrain/time.Second)
+}
+
+// slotUpsert is the part of an upsert of counter that adds its step to
+// the slot: its insert columns, the condition under which value's
+// assignment accepts the step (slotFree), and the slot's assignments,
+// which must follow value's: both read the slot as it was. The step is
+// VALUES(history_sum), the quarter VALUES(history_quarter). A step of 0
+// leaves the slot alone, and so does the padding of the prepared upserts.
+const (
+	slotColumns = ", history_quarter, history_sum"
+	slotFree    = "(VALUES(history_sum) = 0 OR history_quarter IS NULL OR history_quarter = VALUES(history_quarter) OR history_sum = 0)"
+	slotUpdate  = `
+  history_sum = IF(VALUES(history_sum) = 0, history_sum,
+                   IF(history_quarter = VALUES(history_quarter), history_sum + VALUES(history_sum), VALUES(history_sum))),
+  history_quarter = IF(VALUES(history_sum) = 0, history_quarter, VALUES(history_quarter)),`
+)
+
+// flushSlots moves the slots of names that hold a non-zero sum of another
+// quarter than keep into counter_history, in a transaction of its own:
+// the figure a read gives, counter_history plus the slot, stays the same
+// throughout. The counters' rows are locked first, in name order, as
+// every writer of history locks them.
+func (s *CounterStore) flushSlots(ctx context.Context, names []string, keep int64) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		args := make([]any, 0, len(names)+1)
+		for _, n := range names {
+			args = append(args, n)
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT name, history_quarter FROM counter WHERE name IN ("+placeholders("?", ", ", len(names))+
+			") AND history_quarter <> ? AND history_sum <> 0 ORDER BY name FOR UPDATE", append(args, keep)...)
+		if err != nil {
+			return err
+		}
+		byQuarter := map[int64][]any{}
+		var taken []any
+		for rows.Next() {
+			var name string
+			var q int64
+			if err := rows.Scan(&name, &q); err != nil {
+				rows.Close()
+				return err
+			}
+			byQuarter[q] = append(byQuarter[q], name)
+			taken = append(taken, name)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if len(taken) == 0 {
+			return nil
+		}
+		for _, q := range slices.Sorted(maps.Keys(byQuarter)) {
+			in := byQuarter[q]
+			day, col := quarterDay(q)
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO counter_history (name, day, q%[1]d)
+				SELECT name, ?, history_sum FROM counter WHERE name IN (%[2]s) AND history_quarter = ?
+				ON DUPLICATE KEY UPDATE q%[1]d = COALESCE(q%[1]d + VALUES(q%[1]d), q%[1]d, VALUES(q%[1]d))`, col, placeholders("?", ", ", len(in))),
+				append(append([]any{day.Format(time.DateOnly)}, in...), q)...)
+			if err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE counter SET history_quarter = NULL, history_sum = NULL WHERE name IN ("+placeholders("?", ", ", len(taken))+")", taken...)
+		return err
+	})
+}
+
+// quarterDay is the UTC day of the quarter hour numbered q, and its
+// quarter in that day.
+func quarterDay(q int64) (time.Time, int) {
+	perDay := int64(history.QuartersPerDay)
+	return time.Unix(q/perDay*86400, 0).UTC(), int(q % perDay)
 }

@@ -33,15 +33,21 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
 	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
-	write := s.incrementManyInTx
-	if s.Returning && !s.History && !recorded {
-		write = s.incrementManyReturning
-	}
+	// The slot takes a round whose steps all count in the quarter of the
+	// store's clock, as the coalescer's rounds do but at a quarter's turn.
+	slot := s.History && !slices.ContainsFunc(sorted, func(d counters.Increment) bool { return d.Parts != nil })
 	var values map[string]int64
 	var now time.Time
 	err := retry(ctx, op, func() (err error) {
 		now = s.now()
-		values, err = write(ctx, sorted, now, recorded)
+		switch {
+		case recorded || !s.Returning || (s.History && !slot):
+			values, err = s.incrementManyInTx(ctx, sorted, now, recorded)
+		case slot:
+			values, err = s.incrementManySlot(ctx, sorted, now)
+		default:
+			values, err = s.incrementManyReturning(ctx, sorted, now, false)
+		}
 		return err
 	})
 	if err != nil {
@@ -70,21 +76,33 @@ func manyChanges(sorted []counters.Increment, values map[string]int64, now time.
 }
 
 // upsertMany is the multi-row upsert of sorted, after a statement that puts
-// the time once into a session variable rather than twice into every row,
-// and then begin.
-func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time) (*strings.Builder, []any) {
+// the time (and with slot the quarter, see history_write.go) once into
+// session variables rather than into every row, and then begin.
+func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time, slot bool) (*strings.Builder, []any) {
 	q := &strings.Builder{}
 	q.Grow(200 + 40*len(sorted))
-	q.WriteString("SET @counters_now = ?;\n")
+	args := make([]any, 0, 2+len(sorted)*3)
+	if slot {
+		q.WriteString("SET @counters_now = ?, @counters_quarter = ?;\n")
+		args = append(args, now, quarterNumber(now))
+	} else {
+		q.WriteString("SET @counters_now = ?;\n")
+		args = append(args, now)
+	}
 	q.WriteString(begin)
-	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
-	q.WriteString(placeholders("(?, ?, @counters_now, @counters_now)", ", ", len(sorted)))
-	args := make([]any, 0, 1+len(sorted)*3)
-	args = append(args, now)
+	row := "(?, ?, @counters_now, @counters_now)"
+	if slot {
+		row = "(?, ?, @counters_now, @counters_now, @counters_quarter, ?)"
+	}
+	q.WriteString(upsertManyHead(slot))
+	q.WriteString(placeholders(row, ", ", len(sorted)))
 	for _, d := range sorted {
 		args = append(args, d.Name, d.By)
+		if slot {
+			args = append(args, d.By)
+		}
 	}
-	q.WriteString(upsertManyUpdate)
+	q.WriteString(upsertManyUpdate(slot))
 	q.WriteString(newerThanStored("@counters_now"))
 	return q, args
 }
@@ -93,14 +111,14 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 // hands back each row as the upsert left it, and a refused row rolls the
 // whole statement back, so no transaction is left open to clean up. The
 // server also finds each row once, where the upsert and SELECT below find
-// it twice.
-func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, _ bool) (map[string]int64, error) {
+// it twice. With slot it adds the steps to the counters' slots.
+func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error
 	if paddedSize(len(sorted)) > 0 {
-		rows, err = s.upserts.query(ctx, sorted, now)
+		rows, err = s.upserts.query(ctx, sorted, now, slot)
 	} else {
-		q, args := s.upsertMany("", sorted, now)
+		q, args := s.upsertMany("", sorted, now, slot)
 		q.WriteString("\nRETURNING name, value")
 		rows, err = s.db.QueryContext(ctx, q.String(), args...)
 	}
@@ -108,6 +126,26 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 		return nil, err
 	}
 	return scanResultSets(rows)
+}
+
+// incrementManySlot is incrementManyReturning with history in the
+// counters' slots. When the statement refuses a step, a bound or a slot
+// holding another quarter refused it: the slots are moved (see flushSlots)
+// and the round written the other writers' way, which reports a bound's
+// refusal exactly.
+func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time) (map[string]int64, error) {
+	values, err := s.incrementManyReturning(ctx, sorted, now, true)
+	if mysqlErrNumber(err) != erBadNull {
+		return values, err
+	}
+	names := make([]string, len(sorted))
+	for i, d := range sorted {
+		names[i] = d.Name
+	}
+	if err := s.flushSlots(ctx, names, quarterNumber(now)); err != nil {
+		return nil, err
+	}
+	return s.incrementManyInTx(ctx, sorted, now, false)
 }
 
 // incrementManyInTx is IncrementMany in a transaction sent in one round
@@ -118,7 +156,7 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 // same order. When recorded, a recorder wants some of the counters: the
 // COMMIT then follows the recorders, once the values are read.
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
-	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now)
+	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, false)
 	var rest []statement
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")

@@ -19,23 +19,43 @@ import (
 var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 
 // upsertReturningSQL is the multi-counter upsert of rows rows, each
-// (name, by, now, now), with the bounds check of incrementSQL.
-func upsertReturningSQL(rows int) string {
+// (name, by, now, now), or with slot (name, by, now, now, quarter, by),
+// with the bounds check of incrementSQL.
+func upsertReturningSQL(rows int, slot bool) string {
 	var q strings.Builder
-	q.WriteString("INSERT INTO counter (name, value, created_at, updated_at) VALUES ")
-	q.WriteString(placeholders("(?, ?, ?, ?)", ", ", rows))
-	q.WriteString(upsertManyUpdate)
+	q.WriteString(upsertManyHead(slot))
+	row := "(?, ?, ?, ?)"
+	if slot {
+		row = "(?, ?, ?, ?, ?, ?)"
+	}
+	q.WriteString(placeholders(row, ", ", rows))
+	q.WriteString(upsertManyUpdate(slot))
 	q.WriteString(newerThanStored("VALUES(updated_at)"))
 	q.WriteString("\nRETURNING name, value")
 	return q.String()
 }
 
+// upsertManyHead begins the multi-counter upserts, up to their rows.
+func upsertManyHead(slot bool) string {
+	if slot {
+		return "INSERT INTO counter (name, value, created_at, updated_at" + slotColumns + ") VALUES "
+	}
+	return "INSERT INTO counter (name, value, created_at, updated_at) VALUES "
+}
+
 // upsertManyUpdate is the update clause of the multi-counter upserts, with
-// the bounds check of incrementSQL; the new updated_at follows it.
-const upsertManyUpdate = ` ON DUPLICATE KEY UPDATE
-		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value),
-		           value + VALUES(value), NULL),
+// the bounds check of incrementSQL and with slot the slot's (see
+// history_write.go); the new updated_at follows it.
+func upsertManyUpdate(slot bool) string {
+	free, update := "", ""
+	if slot {
+		free, update = " AND "+slotFree, slotUpdate
+	}
+	return ` ON DUPLICATE KEY UPDATE
+		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value)` + free + `,
+		           value + VALUES(value), NULL),` + update + `
 		updated_at = `
+}
 
 // preparedUpserts holds the prepared INSERT ... RETURNING statements by row
 // count. Prepared, a statement is parsed once per connection instead of on
@@ -45,12 +65,19 @@ type preparedUpserts struct {
 	db *sql.DB
 
 	mu     sync.Mutex
-	bySize map[int]*sql.Stmt
+	bySize map[upsertShape]*sql.Stmt
 	closed bool
 }
 
+// upsertShape tells the prepared upserts apart: their row count, and
+// whether they add to the slot.
+type upsertShape struct {
+	rows int
+	slot bool
+}
+
 func newPreparedUpserts(db *sql.DB) *preparedUpserts {
-	return &preparedUpserts{db: db, bySize: map[int]*sql.Stmt{}}
+	return &preparedUpserts{db: db, bySize: map[upsertShape]*sql.Stmt{}}
 }
 
 // paddedSize is the row count of the statement that carries n rows, or 0
@@ -65,41 +92,54 @@ func paddedSize(n int) int {
 
 var errStoreClosed = errors.New("storage: counter store closed")
 
-func (p *preparedUpserts) stmt(ctx context.Context, size int) (*sql.Stmt, error) {
+func (p *preparedUpserts) stmt(ctx context.Context, shape upsertShape) (*sql.Stmt, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, errStoreClosed
 	}
-	if st := p.bySize[size]; st != nil {
+	if st := p.bySize[shape]; st != nil {
 		return st, nil
 	}
-	st, err := p.db.PrepareContext(ctx, upsertReturningSQL(size))
+	st, err := p.db.PrepareContext(ctx, upsertReturningSQL(shape.rows, shape.slot))
 	if err != nil {
 		return nil, err
 	}
-	p.bySize[size] = st
+	p.bySize[shape] = st
 	return st, nil
 }
 
 // query runs the upsert of sorted (name order, distinct names, at most the
-// largest size). The padding rows repeat the last counter with a step of 0:
-// they change nothing, pass its bounds whenever its own row did, and read
-// back the value its own row left.
-func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment, now time.Time) (*sql.Rows, error) {
+// largest size), with slot adding the steps to the slots of the quarter of
+// now. The padding rows repeat the last counter with a step of 0: they
+// change nothing, pass its bounds whenever its own row did, leave its slot
+// alone, and read back the value its own row left.
+func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool) (*sql.Rows, error) {
 	size := paddedSize(len(sorted))
-	st, err := p.stmt(ctx, size)
+	st, err := p.stmt(ctx, upsertShape{size, slot})
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, 4*size)
+	perRow := 4
+	if slot {
+		perRow = 6
+	}
+	args := make([]any, 0, perRow*size)
 	at := any(now) // boxed once, not twice a row
+	quarter := any(quarterNumber(now))
+	zero := any(int64(0))
+	add := func(name string, by any) {
+		args = append(args, name, by, at, at)
+		if slot {
+			args = append(args, quarter, by)
+		}
+	}
 	for _, d := range sorted {
-		args = append(args, d.Name, d.By, at, at)
+		add(d.Name, d.By)
 	}
 	last := sorted[len(sorted)-1].Name
 	for range size - len(sorted) {
-		args = append(args, last, int64(0), at, at)
+		add(last, zero)
 	}
 	return st.QueryContext(ctx, args...)
 }
