@@ -113,7 +113,9 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 }
 
 // Close releases the prepared statements.
-func (s *CounterStore) Close() error { return errors.Join(s.incrementStmt.Close(), s.slotStmt.Close(), s.upserts.Close()) }
+func (s *CounterStore) Close() error {
+	return errors.Join(s.incrementStmt.Close(), s.slotStmt.Close(), s.upserts.Close())
+}
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
