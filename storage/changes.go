@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"math"
 	"time"
 
 	"countersvc/counters"
@@ -29,6 +30,22 @@ type Recorder interface {
 	// counters' rows are written and locked: the changes are final. It is
 	// given only the changes it wants. An error rolls the whole change back.
 	Record(ctx context.Context, tx Execer, changes []counters.Change) error
+}
+
+// A QuietRecorder is a Recorder that can also tell, without I/O, a range
+// of values within which changes of a counter record nothing, such as the
+// values between two thresholds of the hooks that watch it. The single
+// increment of a counter that only such recorders want is then one
+// statement that refuses, as a bound does, a step from or to a value
+// outside the range; a refused step is written the usual way, in a
+// transaction with the recorders (see incrementQuiet). The range is a
+// hint and may be stale: the statement checks it against the row.
+type QuietRecorder interface {
+	Recorder
+	// Quiet returns lo <= hi such that a change of name from a value in
+	// [lo, hi] to a value in [lo, hi] records nothing, or false when it
+	// cannot tell.
+	Quiet(name string) (lo, hi int64, ok bool)
 }
 
 // Execer is the transaction a Recorder writes in: a *sql.Tx, or the
@@ -64,6 +81,27 @@ func (s *CounterStore) recorded(name string) bool {
 		}
 	}
 	return false
+}
+
+// quiet is the range within which changes of name record nothing for
+// every recorder that wants it, or false when one of them cannot tell.
+func (s *CounterStore) quiet(name string) (lo, hi int64, ok bool) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	for _, r := range s.recorders {
+		if !r.Wants(name) {
+			continue
+		}
+		q, isQuiet := r.(QuietRecorder)
+		if !isQuiet {
+			return 0, 0, false
+		}
+		rlo, rhi, rok := q.Quiet(name)
+		if !rok {
+			return 0, 0, false
+		}
+		lo, hi = max(lo, rlo), min(hi, rhi)
+	}
+	return lo, hi, lo <= hi
 }
 
 // record runs, inside the transaction ex, everything that commits with

@@ -32,6 +32,30 @@ var incrementSQL = incrementStatement(false)
 // Parameters: name, by, now, now, quarter, by, by, by, by.
 var incrementSlotSQL = incrementStatement(true)
 
+// quietIncrementSQL is the increment of a counter that only quiet
+// recorders want (see QuietRecorder), given the range [lo, hi] within
+// which its changes record nothing: one UPDATE that refuses, as a bound
+// does, a step from or to a value outside it, and with slot adds the step
+// (not 0) to the history slot as incrementSlotSQL does. An UPDATE and not
+// an upsert: a counter that does not exist yet changes from 0, which the
+// range may not hold; its increment finds no row and goes the usual way.
+// The new value comes back in the OK packet, as incrementSQL's does.
+// Parameters: by, by, lo, hi, by, lo, hi, [quarter,] by, [quarter, by,
+// by, quarter,] now, name.
+func quietIncrementStatement(slot bool) string {
+	free, update := "", ""
+	if slot {
+		free = "\n             AND (history_quarter IS NULL OR history_quarter = ? OR history_sum = 0)"
+		update = "\n  history_sum = IF(history_quarter = ?, history_sum + ?, ?),\n  history_quarter = ?,"
+	}
+	return `UPDATE counter SET
+  value = IF((min_value IS NULL OR value + ? >= min_value) AND (max_value IS NULL OR value + ? <= max_value)
+             AND value BETWEEN ? AND ? AND value + ? BETWEEN ? AND ?` + free + `,
+             CAST(LAST_INSERT_ID(value + ?) AS SIGNED), NULL),` + update + `
+  updated_at = ` + newerThanStored("?") + `
+WHERE name = ?`
+}
+
 func incrementStatement(slot bool) string {
 	cols, values, free, update := "", "", "", ""
 	if slot {
@@ -52,6 +76,7 @@ type CounterStore struct {
 	db            *sql.DB
 	incrementStmt *sql.Stmt        // incrementSQL
 	slotStmt      *sql.Stmt        // incrementSlotSQL
+	quietStmts    [2]*sql.Stmt     // quietIncrementStatement, without and with the slot
 	upserts       *preparedUpserts // many counters at once, where Returning
 	keys          *keyGate         // one request per idempotency key in MySQL
 	Now           func() time.Time // injectable clock
@@ -99,22 +124,24 @@ var (
 // NewCounterStore prepares the hot statements once, so that each increment
 // is a single round trip in the binary protocol.
 func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
-	incr, err := db.PrepareContext(ctx, incrementSQL)
-	if err != nil {
-		return nil, err
+	var stmts []*sql.Stmt
+	for _, q := range []string{incrementSQL, incrementSlotSQL, quietIncrementStatement(false), quietIncrementStatement(true)} {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			for _, st := range stmts {
+				st.Close()
+			}
+			return nil, err
+		}
+		stmts = append(stmts, st)
 	}
-	slot, err := db.PrepareContext(ctx, incrementSlotSQL)
-	if err != nil {
-		incr.Close()
-		return nil, err
-	}
-	return &CounterStore{db: db.DB, incrementStmt: incr, slotStmt: slot, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
+	return &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
 		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}, nil
 }
 
 // Close releases the prepared statements.
 func (s *CounterStore) Close() error {
-	return errors.Join(s.incrementStmt.Close(), s.slotStmt.Close(), s.upserts.Close())
+	return errors.Join(s.incrementStmt.Close(), s.slotStmt.Close(), s.quietStmts[0].Close(), s.quietStmts[1].Close(), s.upserts.Close())
 }
 
 func (s *CounterStore) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
@@ -133,7 +160,7 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 		var v int64
 		switch recorded := s.recorded(name); {
 		case recorded:
-			v, err = s.incrementInExchange(ctx, inc, now, true)
+			v, err = s.incrementQuiet(ctx, inc, now)
 		case s.History && by != 0:
 			v, err = s.incrementSlot(ctx, inc, now)
 		default:
@@ -167,6 +194,44 @@ func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment
 		return 0, err
 	}
 	return s.incrementInExchange(ctx, inc, now, false)
+}
+
+// incrementQuiet is the increment of a counter that recorders want. When
+// they can tell a range within which its changes record nothing, it is one
+// statement, quietIncrementSQL; a step it refuses (a bound, the range, the
+// slot) or a counter it does not find is written in one transaction with
+// the recorders, which tells which.
+func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
+	lo, hi, ok := s.quiet(inc.Name)
+	if !ok {
+		return s.incrementInExchange(ctx, inc, now, true)
+	}
+	by, q := inc.By, quarterNumber(now)
+	slot := s.History && by != 0
+	var res sql.Result
+	var err error
+	if slot {
+		res, err = s.quietStmts[1].ExecContext(ctx, by, by, lo, hi, by, lo, hi, q, by, q, by, by, q, now, inc.Name)
+	} else {
+		res, err = s.quietStmts[0].ExecContext(ctx, by, by, lo, hi, by, lo, hi, by, now, inc.Name)
+	}
+	switch {
+	case err == nil:
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		if n == 1 {
+			return res.LastInsertId()
+		} // else there is no such counter yet
+	case mysqlErrNumber(err) != erBadNull:
+		return 0, err
+	case slot:
+		if err := s.flushSlots(ctx, []string{inc.Name}, q); err != nil {
+			return 0, err
+		}
+	}
+	return s.incrementInExchange(ctx, inc, now, true)
 }
 
 // incrementInExchange sends incrementSQL and its history's upsert as one

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ type HookRecorder struct {
 	// events committed (the relay's Wake); nil: nobody.
 	OnRecord func()
 	recorded atomic.Bool // an event was written since the last commit told of
+	seen     sync.Map    // name -> *quietRange: what Quiet says, around the value last committed here
+	seenN    atomic.Int64
 
 	reloading sync.Mutex
 }
@@ -51,7 +54,7 @@ type hookSet struct {
 }
 
 var (
-	_ Recorder          = (*HookRecorder)(nil)
+	_ QuietRecorder     = (*HookRecorder)(nil)
 	_ counters.Observer = (*HookRecorder)(nil)
 )
 
@@ -147,10 +150,72 @@ func (r *HookRecorder) Record(ctx context.Context, tx Execer, changes []counters
 // Committed implements counters.Observer: the relay is woken after the
 // commit, when it can see the events. A wake for a transaction that
 // rolled back, or one that comes early, costs the relay one empty claim.
-func (r *HookRecorder) Committed(context.Context, []counters.Change) {
+// It also keeps each watched counter's last value, for Quiet.
+func (r *HookRecorder) Committed(_ context.Context, changes []counters.Change) {
 	if r.recorded.Load() && r.recorded.Swap(false) && r.OnRecord != nil {
 		r.OnRecord()
 	}
+	set := r.set.Load()
+	for _, c := range changes {
+		if c.Deleted {
+			r.seen.Delete(c.Name)
+			continue
+		}
+		if old, ok := r.seen.Load(c.Name); ok {
+			if q := old.(*quietRange); q.set == set && q.lo <= c.Value && c.Value <= q.hi {
+				continue // still within: the range is the same
+			}
+		}
+		r.remember(set.quiet(c.Name, c.Value))
+	}
+}
+
+// maxSeen bounds how many counters' ranges a process keeps: a prefix hook
+// may watch millions. Past it they are forgotten, and each counter's next
+// increment is written with the recorders once, which tells its value again.
+const maxSeen = 1 << 16
+
+func (r *HookRecorder) remember(q *quietRange) {
+	if _, loaded := r.seen.Swap(q.name, q); !loaded && r.seenN.Add(1) > maxSeen {
+		r.seen.Clear()
+		r.seenN.Store(0)
+	}
+}
+
+// quietRange is the range within which changes of a counter cross no
+// threshold of the hooks of set, around a value of the counter.
+type quietRange struct {
+	set    *hookSet
+	name   string
+	value  int64
+	lo, hi int64
+}
+
+// Quiet implements QuietRecorder: the range around the value this process
+// last committed for name (another process's changes may have taken the
+// counter out of it since: the store checks). Unknown until then.
+func (r *HookRecorder) Quiet(name string) (lo, hi int64, ok bool) {
+	v, ok := r.seen.Load(name)
+	if !ok {
+		return 0, 0, false
+	}
+	q := v.(*quietRange)
+	if set := r.set.Load(); q.set != set { // the hooks changed
+		q = set.quiet(name, q.value)
+		r.remember(q)
+	}
+	return q.lo, q.hi, true
+}
+
+// quiet is the range around value within which changes of name cross no
+// threshold of the hooks of set that watch it.
+func (set *hookSet) quiet(name string, value int64) *quietRange {
+	q := &quietRange{set: set, name: name, value: value, lo: math.MinInt64, hi: math.MaxInt64}
+	for _, h := range set.watching(name) {
+		lo, hi := h.Quiet(value)
+		q.lo, q.hi = max(q.lo, lo), min(q.hi, hi)
+	}
+	return q
 }
 
 // watching returns the hooks that watch name, by name or prefix.

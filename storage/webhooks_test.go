@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"countersvc/counters"
+	"countersvc/internal/storetest"
+	"countersvc/internal/testenv"
 	"countersvc/storage"
 	"countersvc/webhooks"
 )
@@ -23,7 +25,14 @@ type hooked struct {
 
 func newHooked(t *testing.T) *hooked {
 	t.Helper()
-	store, db := mustOpenStore(t)
+	return newHookedOn(t, testenv.MySQLDSN(t))
+}
+
+// newHookedOn is newHooked on the database of dsn: two of them on one
+// database are two processes of the service.
+func newHookedOn(t *testing.T, dsn string) *hooked {
+	t.Helper()
+	store, db := storetest.OpenStore(t, dsn)
 	h := &hooked{store: store}
 	h.hooks = storage.NewHookStore(db, func(ctx context.Context) {
 		if err := h.rec.Reload(ctx); err != nil {
@@ -32,6 +41,7 @@ func newHooked(t *testing.T) *hooked {
 	})
 	h.rec = storage.NewHookRecorder(h.hooks, nil)
 	store.Record(h.rec)
+	store.Observe(h.rec)
 	return h
 }
 
@@ -134,6 +144,60 @@ func TestEveryWritePathRecordsItsCrossingsAndNothingElse(t *testing.T) {
 		if !slices.Equal(got, s.want) {
 			t.Fatalf("%s: got %+v, want %+v", s.name, got, s.want)
 		}
+	}
+}
+
+// An increment of a watched counter that its hooks' quiet range allows is
+// one statement with no recorder; one that leaves the range, or starts
+// from a value another process left outside it, or finds no counter, is
+// written with the recorder. Either way every crossing is recorded once,
+// with exact values, and the values answered are the counter's.
+func TestQuietIncrementsRecordEveryCrossingOnceWhateverTheOtherProcessDid(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	a, b := newHookedOn(t, dsn), newHookedOn(t, dsn)
+	hook := a.hook(t, webhooks.CreateRequest{Name: "stock/q", Thresholds: []int64{0, 10}, Every: 100, Direction: webhooks.Both})
+	if err := b.rec.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	inc := func(h *hooked, by int64) func() (int64, error) {
+		return func() (int64, error) { return h.store.Increment(ctx, "stock/q", by) }
+	}
+	steps := []struct {
+		name  string
+		write func() (int64, error)
+		value int64
+		want  []webhooks.EventData
+	}{
+		{"a new counter from 0 to 3 leaves 0 up, which crosses nothing", inc(a, 3), 3, nil},
+		{"within the range", inc(a, 4), 7, nil},
+		{"within the range again", inc(a, 2), 9, nil},
+		{"to 10, past the range", inc(a, 1), 10, []webhooks.EventData{ev("stock/q", 10, webhooks.Up, 9, 10)}},
+		{"the other process takes it to 150, past 100", inc(b, 140), 150, []webhooks.EventData{ev("stock/q", 100, webhooks.Up, 10, 150)}},
+		{"this process, its range around 10, steps from 150 within 150's", inc(a, 5), 155, nil},
+		{"down to 95 crosses 100 down", inc(a, -60), 95, []webhooks.EventData{ev("stock/q", 100, webhooks.Down, 155, 95)}},
+		{"deleted by the other process", func() (int64, error) { return 0, b.store.Delete(ctx, "stock/q") }, 0, nil},
+		{"created anew from 0 to 12: crosses 10 up", inc(a, 12), 12, []webhooks.EventData{ev("stock/q", 10, webhooks.Up, 0, 12)}},
+		{"down to -1 crosses 10 and 0 down", inc(a, -13), -1, []webhooks.EventData{ev("stock/q", 10, webhooks.Down, 12, -1), ev("stock/q", 0, webhooks.Down, 12, -1)}},
+		{"a step of 0 crosses nothing", inc(a, 0), -1, nil},
+	}
+	var seen int
+	for _, s := range steps {
+		v, err := s.write()
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if v != s.value {
+			t.Fatalf("%s: answered %d, want %d", s.name, v, s.value)
+		}
+		got := a.events(t, hook.ID)[seen:]
+		seen += len(got)
+		if !slices.Equal(got, s.want) {
+			t.Fatalf("%s: got %+v, want %+v", s.name, got, s.want)
+		}
+	}
+	if got := value(t, a.store, "stock/q"); got != -1 {
+		t.Fatalf("stock/q = %d, want -1", got)
 	}
 }
 

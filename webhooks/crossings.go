@@ -136,3 +136,85 @@ func Body(c counters.Change, x Crossing) []byte {
 	}}) // strings, ints and a time always marshal
 	return b
 }
+
+// Quiet returns the range [lo, hi] around v within which changes of a
+// watched counter cross nothing of the hook: a change from a value in it to
+// a value in it calls nothing. lo <= v <= hi. Going up crosses T with
+// previous < T <= value, so up the range runs from the last point at or
+// below v to just before the next above it; going down crosses T with
+// previous > T >= value, so down it runs from just after the last point
+// below v to the next at or above it. Both is where the two agree: a
+// counter at a threshold may then only stay there.
+func (h *Hook) Quiet(v int64) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if h.Direction != Down {
+		if p, ok := h.atOrBelow(v); ok {
+			lo = max(lo, p)
+		}
+		if p, ok := h.atOrAbove(v); ok && v < math.MaxInt64 {
+			if p == v {
+				p, ok = h.atOrAbove(v + 1)
+			}
+			if ok {
+				hi = min(hi, p-1)
+			}
+		}
+	}
+	if h.Direction != Up {
+		if p, ok := h.atOrBelow(v); ok && v > math.MinInt64 {
+			if p == v {
+				p, ok = h.atOrBelow(v - 1)
+			}
+			if ok {
+				lo = max(lo, p+1)
+			}
+		}
+		if p, ok := h.atOrAbove(v); ok {
+			hi = min(hi, p)
+		}
+	}
+	return lo, hi
+}
+
+// atOrBelow is the greatest of the hook's points (thresholds and multiples
+// of Every) at or below v.
+func (h *Hook) atOrBelow(v int64) (p int64, ok bool) {
+	i, found := slices.BinarySearch(h.Thresholds, v)
+	if found {
+		return v, true
+	}
+	if i > 0 {
+		p, ok = h.Thresholds[i-1], true
+	}
+	if h.Every > 0 {
+		m, mok := v, v%h.Every == 0
+		if !mok {
+			m, mok = nextMultipleBelow(h.Every, v)
+		}
+		if mok && (!ok || m > p) {
+			p, ok = m, true
+		}
+	}
+	return p, ok
+}
+
+// atOrAbove is the least of the hook's points at or above v.
+func (h *Hook) atOrAbove(v int64) (p int64, ok bool) {
+	i, found := slices.BinarySearch(h.Thresholds, v)
+	if found {
+		return v, true
+	}
+	if i < len(h.Thresholds) {
+		p, ok = h.Thresholds[i], true
+	}
+	if h.Every > 0 {
+		m, mok := v, v%h.Every == 0
+		if !mok {
+			m, mok = nextMultipleAbove(h.Every, v)
+		}
+		if mok && (!ok || m < p) {
+			p, ok = m, true
+		}
+	}
+	return p, ok
+}

@@ -127,3 +127,57 @@ func TestTheEventBodyIsTheContractsShape(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// Quiet's range holds v, no change within it crosses anything, and it is
+// as wide as it may be: one step past either end, from v or to v, crosses.
+func TestQuietIsTheWidestRangeAroundAValueThatCrossesNothing(t *testing.T) {
+	hooks := []webhooks.Hook{
+		{Thresholds: []int64{0, 100}, Direction: webhooks.Up},
+		{Thresholds: []int64{0, 100}, Direction: webhooks.Down},
+		{Thresholds: []int64{0, 100}, Direction: webhooks.Both},
+		{Every: 7, Direction: webhooks.Up},
+		{Every: 7, Direction: webhooks.Down},
+		{Every: 7, Direction: webhooks.Both},
+		{Thresholds: []int64{-20, 3, 50}, Every: 25, Direction: webhooks.Both},
+		{Thresholds: []int64{-20, 3, 50}, Every: 25, Direction: webhooks.Up},
+		{Thresholds: []int64{math.MinInt64, math.MaxInt64}, Direction: webhooks.Both},
+		{Every: math.MaxInt64, Direction: webhooks.Both},
+	}
+	values := []int64{math.MinInt64, math.MinInt64 + 1, -101, -21, -20, -19, -1, 0, 1, 3, 6, 7, 8, 49, 50, 51, 99, 100, 101, math.MaxInt64 - 1, math.MaxInt64}
+	for i := range hooks {
+		h := &hooks[i]
+		for _, v := range values {
+			lo, hi := h.Quiet(v)
+			if lo > v || v > hi {
+				t.Fatalf("hook %+v: Quiet(%d) = [%d, %d], which does not hold it", *h, v, lo, hi)
+			}
+			// Every pair of values near the ends and v, within the range.
+			inside := []int64{lo, v, hi}
+			if lo < math.MaxInt64 {
+				inside = append(inside, lo+1)
+			}
+			if hi > math.MinInt64 {
+				inside = append(inside, hi-1)
+			}
+			for _, a := range inside {
+				for _, b := range inside {
+					if a < lo || a > hi || b < lo || b > hi {
+						continue
+					}
+					if x := h.Crossings(a, b); len(x) > 0 {
+						t.Fatalf("hook %+v: Quiet(%d) = [%d, %d], yet %d -> %d crosses %v", *h, v, lo, hi, a, b, x)
+					}
+				}
+			}
+			crossesPast := func(out int64) bool {
+				return len(h.Crossings(v, out)) > 0 || len(h.Crossings(out, v)) > 0
+			}
+			if lo > math.MinInt64 && !crossesPast(lo-1) {
+				t.Errorf("hook %+v: Quiet(%d) = [%d, %d] could reach lower: %d <-> %d crosses nothing", *h, v, lo, hi, v, lo-1)
+			}
+			if hi < math.MaxInt64 && !crossesPast(hi+1) {
+				t.Errorf("hook %+v: Quiet(%d) = [%d, %d] could reach higher: %d <-> %d crosses nothing", *h, v, lo, hi, v, hi+1)
+			}
+		}
+	}
+}
