@@ -249,6 +249,11 @@ func TestMaxInFlightBoundsTheBatchesThatRunAtOnce(t *testing.T) {
 	if m := most.Load(); m > max {
 		t.Fatalf("%d batches ran at once, want at most %d", m, max)
 	}
+	// Done is told once a batch has run, which is after it answered its
+	// calls: the last one may still be on its way.
+	for end := time.Now().Add(10 * time.Second); done.Load() < calls && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	if taken.Load() != calls || done.Load() != calls {
 		t.Fatalf("Taken saw %d calls and Done %d, want %d each", taken.Load(), done.Load(), calls)
 	}
