@@ -165,6 +165,39 @@ func (s *HookStore) EnableHook(ctx context.Context, id int64) error {
 	return nil
 }
 
+// RotateSecret implements webhooks.Store: the current secret becomes the
+// previous one, whatever previous one there was is dropped, and the hook
+// is read back in the same transaction, so that the answer shows the
+// secret this call set even when another rotation follows at once.
+// MySQL assigns a single-table UPDATE's columns left to right (and
+// MariaDB's SIMULTANEOUS_ASSIGNMENT from the old row): either way
+// previous_secret takes the secret being replaced.
+func (s *HookStore) RotateSecret(ctx context.Context, id int64, secret string, until time.Time) (*webhooks.Hook, error) {
+	const op = "storage.RotateSecret"
+	var h *webhooks.Hook
+	err := retry(ctx, op, func() error {
+		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, "UPDATE webhook SET previous_secret = secret, previous_secret_expires_at = ?, secret = ? WHERE id = ?",
+				until, secret, id)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 { // clientFoundRows: 0 is a missing row
+				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
+			}
+			h, err = scanHook(tx.QueryRowContext(ctx, "SELECT "+hookColumns+" FROM webhook WHERE id = ?", id))
+			return err
+		})
+	})
+	if err != nil {
+		return nil, mapError(op, err, true)
+	}
+	h.PreviousUntil = &until
+	return h, nil
+}
+
 // Deliveries implements webhooks.Store.
 func (s *HookStore) Deliveries(ctx context.Context, hookID int64, limit int) ([]webhooks.Delivery, error) {
 	const op = "storage.Deliveries"
@@ -240,7 +273,8 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 				append([]any{token, lease.Microseconds()}, ids...)...); err != nil {
 				return err
 			}
-			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.hook_id, h.url, h.secret, h.disabled_at IS NOT NULL
+			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.hook_id, h.url, h.secret,
+				h.previous_secret, h.previous_secret_expires_at, h.disabled_at IS NOT NULL
 				FROM webhook_event e LEFT JOIN webhook h ON h.id = e.hook_id WHERE e.id IN (`+in+")", ids...)
 			if err != nil {
 				return err
@@ -249,9 +283,10 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 			var held, orphans []any
 			for rows.Next() {
 				a := webhooks.Attempt{Token: token}
-				var url, secret sql.NullString
+				var url, secret, previous sql.NullString
+				var until sql.NullTime
 				var disabled sql.NullBool
-				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.HookID, &url, &secret, &disabled); err != nil {
+				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.HookID, &url, &secret, &previous, &until, &disabled); err != nil {
 					return err
 				}
 				switch {
@@ -260,7 +295,8 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 				case disabled.Bool:
 					held = append(held, a.EventID)
 				default:
-					a.URL, a.Secret = url.String, secret.String
+					a.URL = url.String
+					a.Secrets = webhooks.Secrets{Current: secret.String, Previous: previous.String, PreviousUntil: until.Time}
 					claimed = append(claimed, a)
 				}
 			}

@@ -1,0 +1,12 @@
+-- A hook's secret rotation: the secret a rotation replaced keeps signing
+-- the calls, beside the new one, until previous_secret_expires_at (a day
+-- after the rotation; see webhooks.RotationGrace), so that receivers can
+-- take the new one on without refusing a call. Kept as the secret is, not
+-- hashed: an HMAC needs the key itself. NULL when the hook was never
+-- rotated; after the grace the columns stay until the next rotation, and
+-- the relay no longer signs with them.
+-- One ALTER, so that it applies whole or not at all (MySQL 8 has no
+-- ADD COLUMN IF NOT EXISTS).
+ALTER TABLE webhook
+  ADD COLUMN previous_secret            VARCHAR(128) NULL AFTER secret,
+  ADD COLUMN previous_secret_expires_at DATETIME(6)  NULL AFTER previous_secret;
