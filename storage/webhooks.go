@@ -118,16 +118,10 @@ func (s *HookStore) DeleteHook(ctx context.Context, id int64) error {
 	const op = "storage.DeleteHook"
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, "DELETE FROM webhook WHERE id = ?", id)
-			if err != nil {
+			if err := execHook(ctx, tx, id, "DELETE FROM webhook WHERE id = ?"); err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
-			}
-			_, err = tx.ExecContext(ctx, "DELETE FROM webhook_event WHERE hook_id = ?", id)
+			_, err := tx.ExecContext(ctx, "DELETE FROM webhook_event WHERE hook_id = ?", id)
 			return err
 		})
 	})
@@ -144,16 +138,10 @@ func (s *HookStore) EnableHook(ctx context.Context, id int64) error {
 	const op = "storage.EnableHook"
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, "UPDATE webhook SET disabled_at = NULL, failing_since = NULL WHERE id = ?", id)
-			if err != nil {
+			if err := execHook(ctx, tx, id, "UPDATE webhook SET disabled_at = NULL, failing_since = NULL WHERE id = ?"); err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 { // clientFoundRows: 0 is a missing row
-				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
-			}
-			_, err = tx.ExecContext(ctx, "UPDATE webhook_event SET next_attempt_at = UTC_TIMESTAMP(6) WHERE hook_id = ? AND status = ? AND claim_token IS NULL",
+			_, err := tx.ExecContext(ctx, "UPDATE webhook_event SET next_attempt_at = UTC_TIMESTAMP(6) WHERE hook_id = ? AND status = ? AND claim_token IS NULL",
 				id, eventPending)
 			return err
 		})
@@ -177,15 +165,10 @@ func (s *HookStore) RotateSecret(ctx context.Context, id int64, secret string, u
 	var h *webhooks.Hook
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, "UPDATE webhook SET previous_secret = secret, previous_secret_expires_at = ?, secret = ? WHERE id = ?",
-				until, secret, id)
+			err := execHook(ctx, tx, id, "UPDATE webhook SET previous_secret = secret, previous_secret_expires_at = ?, secret = ? WHERE id = ?",
+				until, secret)
 			if err != nil {
 				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 { // clientFoundRows: 0 is a missing row
-				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
 			}
 			h, err = scanHook(tx.QueryRowContext(ctx, "SELECT "+hookColumns+" FROM webhook WHERE id = ?", id))
 			return err
@@ -196,6 +179,21 @@ func (s *HookStore) RotateSecret(ctx context.Context, id int64, secret string, u
 	}
 	h.PreviousUntil = &until
 	return h, nil
+}
+
+// execHook runs a statement on the hook id, its last argument, and says
+// ENOTFOUND when no row matched (the DSN's clientFoundRows counts a row an
+// UPDATE leaves as it was, so 0 is a missing hook).
+func execHook(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, append(args, id)...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
+	}
+	return err
 }
 
 // Deliveries implements webhooks.Store.
