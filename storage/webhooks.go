@@ -18,6 +18,9 @@ import (
 // by HookRecorder, inside the transactions of the changes that cross.
 type HookStore struct {
 	db *sql.DB
+	// Now is the clock that ends a rotation's grace for PurgeEvery (the
+	// relay's, by default time.Now).
+	Now func() time.Time
 	// changed is called after a hook was created, deleted or enabled, so
 	// that the recorders learn of it (see HookRecorder).
 	changed func(ctx context.Context)
@@ -34,7 +37,7 @@ func NewHookStore(db *DB, changed func(ctx context.Context)) *HookStore {
 	if changed == nil {
 		changed = func(context.Context) {}
 	}
-	return &HookStore{db: db.DB, changed: changed}
+	return &HookStore{db: db.DB, changed: changed, Now: time.Now}
 }
 
 // The statuses of webhook_event.status.

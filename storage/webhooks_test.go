@@ -349,3 +349,38 @@ func TestRotatingKeepsTheReplacedSecretAndDropsTheOldest(t *testing.T) {
 		t.Fatalf("rotating a missing hook: %v, want ENOTFOUND", err)
 	}
 }
+
+// The purge forgets a previous secret once its grace has ended, not a
+// microsecond before: no call signs with it any more.
+func TestAPreviousSecretIsForgottenWhenItsGraceEnds(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "forget/x", Every: 1})
+	ctx := context.Background()
+	until := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	rotated, err := h.hooks.RotateSecret(ctx, hook.ID, "whsec_Zm9yZ2V0Zm9yZ2V0Zm9yZ2V0Zm9yZ2V0Zm9y", until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		at        time.Time
+		forgotten int64
+		want      webhooks.Secrets
+	}{
+		{until.Add(-time.Microsecond), 0, webhooks.Secrets{Current: rotated.Secret, Previous: hook.Secret, PreviousUntil: until}},
+		{until, 1, webhooks.Secrets{Current: rotated.Secret}},
+	} {
+		if n, err := h.hooks.ForgetPreviousSecrets(ctx, step.at); err != nil || n != step.forgotten {
+			t.Fatalf("at %v: forgot %d, %v; want %d", step.at, n, err, step.forgotten)
+		}
+		if _, err := h.store.Increment(ctx, "forget/x", 1); err != nil {
+			t.Fatal(err)
+		}
+		as, err := h.hooks.Claim(ctx, 1, time.Minute)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		if got := as[0].Secrets; got.Current != step.want.Current || got.Previous != step.want.Previous || !got.PreviousUntil.Equal(step.want.PreviousUntil) {
+			t.Fatalf("at %v the claim reads %+v, want %+v", step.at, got, step.want)
+		}
+	}
+}
