@@ -29,7 +29,7 @@ const (
 	Both Direction = "both"
 )
 
-// Hook is a registered webhook. Secret is never shown after Create.
+// Hook is a registered webhook. Secret is shown only by Create and Rotate.
 type Hook struct {
 	ID int64
 	// Owner is the API key that created the hook (0: the admin token); it

@@ -2,9 +2,10 @@
 -- the calls, beside the new one, until previous_secret_expires_at (a day
 -- after the rotation; see webhooks.RotationGrace), so that receivers can
 -- take the new one on without refusing a call. Kept as the secret is, not
--- hashed: an HMAC needs the key itself. NULL when the hook was never
--- rotated; after the grace the columns stay until the next rotation, and
--- the relay no longer signs with them.
+-- hashed: an HMAC needs the key itself. NULL when no rotation's grace is
+-- under way: the relay stops signing with the previous secret when its
+-- grace ends, and the purge (storage.HookStore.PurgeEvery) clears it
+-- within the minute after.
 -- One ALTER, so that it applies whole or not at all (MySQL 8 has no
 -- ADD COLUMN IF NOT EXISTS).
 ALTER TABLE webhook
