@@ -46,9 +46,9 @@ type Hook struct {
 	CreatedAt  time.Time
 	DisabledAt *time.Time // set on 410 or after days of continuous failure
 	Secret     string     // "whsec_" + base64; the relay signs with it
-	// PreviousUntil is, after a rotation, until when the secret it
-	// replaced signs too (nil: no rotation's grace is under way). The
-	// previous secret itself never leaves the store but for the relay.
+	// PreviousUntil is, in Rotate's answer, until when the secret it
+	// replaced signs too (nil elsewhere). The previous secret itself never
+	// leaves the store but for the relay.
 	PreviousUntil *time.Time
 }
 
