@@ -6,8 +6,18 @@
 -- under way: the relay stops signing with the previous secret when its
 -- grace ends, and the purge (storage.HookStore.PurgeEvery) clears it
 -- within the minute after.
--- One ALTER, so that it applies whole or not at all (MySQL 8 has no
--- ADD COLUMN IF NOT EXISTS).
-ALTER TABLE webhook
-  ADD COLUMN previous_secret            VARCHAR(128) NULL AFTER secret,
-  ADD COLUMN previous_secret_expires_at DATETIME(6)  NULL AFTER previous_secret;
+--
+-- Safe to run again (an operator's `migrate force` to an earlier version
+-- runs it a second time), but MySQL 8 has no ADD COLUMN IF NOT EXISTS:
+-- the ALTER runs only when the column is missing. One ALTER for both
+-- columns, so that it applies whole or not at all.
+SET @webhook_rotation := IF(
+  (SELECT COUNT(*) FROM information_schema.COLUMNS
+    WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'webhook' AND COLUMN_NAME = 'previous_secret') > 0,
+  'DO 0',
+  'ALTER TABLE webhook
+     ADD COLUMN previous_secret            VARCHAR(128) NULL AFTER secret,
+     ADD COLUMN previous_secret_expires_at DATETIME(6)  NULL AFTER previous_secret');
+PREPARE webhook_rotation FROM @webhook_rotation;
+EXECUTE webhook_rotation;
+DEALLOCATE PREPARE webhook_rotation;
