@@ -363,6 +363,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: h, status: 200},
 		{method: "GET", path: h + "/deliveries?limit=5", status: 200},
 		{method: "POST", path: h + "/enable", status: 200},
+		{method: "POST", path: h + "/rotate", status: 200},
 		{method: "DELETE", path: spareH, status: 204},
 	}
 	// The documented refusals, each provoked.
@@ -407,6 +408,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "DELETE", path: "/v1/webhooks/0", status: 400},
 		{method: "GET", path: h + "/deliveries?limit=0", status: 400},
 		{method: "POST", path: "/v1/webhooks/x/enable", status: 400},
+		{method: "POST", path: "/v1/webhooks/0/rotate", status: 400},
 		{method: "GET", path: "/v1/counters?prefix=%01", status: 400},
 		{method: "GET", path: "/v1/counters?limit=ten", status: 400},
 		{method: "GET", path: "/v1/counters/" + strings.Repeat("%C3%A9", 128), status: 400,
@@ -478,6 +480,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "DELETE", path: h, headers: []string{asReader}, status: 403},
 		{method: "GET", path: h + "/deliveries", headers: []string{asReader}, status: 403},
 		{method: "POST", path: h + "/enable", headers: []string{asReader}, status: 403},
+		{method: "POST", path: h + "/rotate", headers: []string{asReader}, status: 403},
 		// 404 not_found
 		{method: "GET", path: "/v1/counters/nothing", status: 404},
 		{method: "DELETE", path: "/v1/counters/nothing", status: 404},
@@ -498,6 +501,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "DELETE", path: spareH, status: 404},
 		{method: "GET", path: "/v1/webhooks/999999/deliveries", status: 404},
 		{method: "POST", path: "/v1/webhooks/999999/enable", status: 404},
+		{method: "POST", path: "/v1/webhooks/999999/rotate", status: 404},
 		// 409 conflict
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 2}`, headers: []string{"Idempotency-Key: once"}, status: 409},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: *"}, status: 409},

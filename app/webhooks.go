@@ -67,6 +67,7 @@ func registerWebhookRoutes(v1 fiber.Router, auth fiber.Handler, svc webhooks.API
 	v1.Delete("/webhooks/:id", auth, h.delete)
 	v1.Get("/webhooks/:id/deliveries", auth, h.deliveries)
 	v1.Post("/webhooks/:id/enable", auth, h.enable)
+	v1.Post("/webhooks/:id/rotate", auth, h.rotate)
 }
 
 // createHookRequest parses {"url", "name" or "prefix", "thresholds",
@@ -173,6 +174,28 @@ func (h *webhookHandlers) enable(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(hookToJSON(hook))
+}
+
+// rotate answers the hook with its new secret, shown here only, and until
+// when the secret it replaced signs too; never that secret.
+func (h *webhookHandlers) rotate(c *fiber.Ctx) error {
+	id, err := positiveParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	hook, err := h.svc.Rotate(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		hookJSON
+		PreviousUntil *time.Time `json:"previous_secret_expires_at"`
+	}{hookToJSON(hook), hook.PreviousUntil}
+	out.Secret = hook.Secret
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(out)
 }
 
 func (h *webhookHandlers) deliveries(c *fiber.Ctx) error {

@@ -16,6 +16,7 @@ import (
 	"countersvc/internal/apptest"
 	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/webhooks"
 )
 
 // call is one request a receiver got.
@@ -261,6 +262,10 @@ func TestHooksAreScopedToTheKeysPrefixesAndLimited(t *testing.T) {
 		{"deleting the admin's hook", "DELETE", fmt.Sprintf("/v1/webhooks/%d", admin.ID), "", w, 403},
 		{"the admin's deliveries", "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", admin.ID), "", w, 403},
 		{"enabling the admin's hook", "POST", fmt.Sprintf("/v1/webhooks/%d/enable", admin.ID), "", w, 403},
+		{"rotating the admin's hook's secret", "POST", fmt.Sprintf("/v1/webhooks/%d/rotate", admin.ID), "", w, 403},
+		{"rotating with a read key", "POST", fmt.Sprintf("/v1/webhooks/%d/rotate", mine.ID), "", ro, 403},
+		{"rotating a missing hook's secret", "POST", "/v1/webhooks/999999/rotate", "", w, 404},
+		{"rotating its own hook's secret", "POST", fmt.Sprintf("/v1/webhooks/%d/rotate", mine.ID), "", w, 200},
 		{"listing with a read key", "GET", "/v1/webhooks", "", ro, 403},
 		{"its own hook", "GET", fmt.Sprintf("/v1/webhooks/%d", mine.ID), "", w, 200},
 		{"its own deliveries", "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries", mine.ID), "", w, 200},
@@ -334,6 +339,106 @@ func TestMariaDBKilledMidDeliveryLosesNothingAndKeepsTheId(t *testing.T) {
 		verify(t, h.Secret, c)
 		if c.header.Get("webhook-id") != list.Deliveries[0].ID || string(c.body) != string(calls[0].body) {
 			t.Fatalf("a call differs from the first: %s %s / %s %s", c.header.Get("webhook-id"), c.body, calls[0].header.Get("webhook-id"), calls[0].body)
+		}
+	}
+}
+
+// verifies reports whether the Standard Webhooks library verifies the call
+// with secret. The calls of a test whose clock was moved a day on carry
+// that day's timestamp, which the library's five minutes of tolerance
+// would refuse whatever the signature: the signature alone is checked.
+func verifies(t *testing.T, secret string, c call) bool {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wh.VerifyIgnoringTimestamp(c.body, c.header) == nil
+}
+
+// hookRotated is the answer of POST /v1/webhooks/{id}/rotate.
+type hookRotated struct {
+	ID            int64     `json:"id"`
+	Secret        string    `json:"secret"`
+	PreviousUntil time.Time `json:"previous_secret_expires_at"`
+}
+
+// After a rotation every attempt is signed with the new secret and the one
+// it replaced, until the grace ends, then with the new one alone; a retry
+// is signed with the secrets of its own attempt, with the same id and
+// bytes. The old secret is never shown, nor either logged.
+func TestARotatedSecretSignsBesideTheOldOneUntilTheGraceEnds(t *testing.T) {
+	e := apptest.New(t, allowPrivate)
+	start := time.Now().UTC().Truncate(time.Second)
+	clock := testenv.NewClock(start)
+	e.Store.Now = clock.Now // the relay's clock too, and the rotation's
+	// The receiver holds its first two answers until the test lets each
+	// go (after the rotation, after the grace), and asks for a retry.
+	release := make(chan struct{}, 2)
+	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n < 2 {
+			<-release
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	old := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "rotate/x", "thresholds": [1]}`)
+	e.Do(t, "POST", "/v1/counters/rotate%2Fx/increment", "")
+	rcv.waitCalls(t, 1, 10*time.Second) // signed before the rotation
+
+	r := e.Do(t, "POST", fmt.Sprintf("/v1/webhooks/%d/rotate", old.ID), "")
+	var rotated hookRotated
+	r.Decode(t, &rotated)
+	if r.Status != 200 || rotated.ID != old.ID || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == old.Secret ||
+		!rotated.PreviousUntil.Equal(start.Add(webhooks.RotationGrace)) || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("rotate: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	if strings.Contains(string(r.Body), old.Secret) {
+		t.Fatalf("the rotation's answer shows the old secret: %s", r.Body)
+	}
+	release <- struct{}{}
+	rcv.waitCalls(t, 2, 15*time.Second) // the retry, signed within the grace
+	clock.Set(start.Add(webhooks.RotationGrace))
+	release <- struct{}{}
+	calls := rcv.waitCalls(t, 3, 15*time.Second) // the next retry, signed after it
+
+	tests := []struct {
+		name         string
+		call         call
+		oldOK, newOK bool
+		signatures   int
+	}{
+		{"the attempt before the rotation", calls[0], true, false, 1},
+		{"the retry within the grace", calls[1], true, true, 2},
+		{"the retry after the grace", calls[2], false, true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := verifies(t, old.Secret, tc.call); got != tc.oldOK {
+				t.Errorf("verified with the old secret: %v, want %v", got, tc.oldOK)
+			}
+			if got := verifies(t, rotated.Secret, tc.call); got != tc.newOK {
+				t.Errorf("verified with the new secret: %v, want %v", got, tc.newOK)
+			}
+			if sig := tc.call.header.Get("webhook-signature"); len(strings.Fields(sig)) != tc.signatures {
+				t.Errorf("webhook-signature %q, want %d signatures", sig, tc.signatures)
+			}
+			if tc.call.header.Get("webhook-id") != calls[0].header.Get("webhook-id") || string(tc.call.body) != string(calls[0].body) {
+				t.Errorf("the retry differs: %s %s / %s %s", tc.call.header.Get("webhook-id"), tc.call.body, calls[0].header.Get("webhook-id"), calls[0].body)
+			}
+		})
+	}
+	// Within the grace the call passes the library's full check, its
+	// timestamp's tolerance included, with either secret.
+	verify(t, old.Secret, calls[1])
+	verify(t, rotated.Secret, calls[1])
+
+	if r := e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%d", old.ID), ""); strings.Contains(string(r.Body), "secret") {
+		t.Fatalf("GET shows a secret after the rotation: %s", r.Body)
+	}
+	for _, secret := range []string{old.Secret, rotated.Secret} {
+		if strings.Contains(e.Logs(), strings.TrimPrefix(secret, "whsec_")) {
+			t.Fatal("a secret is in the service's log")
 		}
 	}
 }

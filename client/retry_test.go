@@ -143,26 +143,38 @@ func TestRefusalsAreNotRetriedAndRetriesAreBounded(t *testing.T) {
 
 // A creation without an idempotency key (a ticket) is sent again after a
 // 429, which did nothing, but not after a 503 or a lost answer, which may
-// have taken a number.
+// have taken a number; nor is a secret's rotation, which may have
+// replaced the secret.
 func TestCreationsAreRetriedOnlyWhenNothingHappened(t *testing.T) {
-	ticket := answer(201, `{"id":1,"board_id":1,"local_id":1,"key":"NINJA-1","title":"t","description":"","created_at":"2026-01-01T00:00:00Z"}`)
-	for _, tc := range []struct {
-		name     string
-		failure  func(w http.ResponseWriter)
-		attempts int
+	calls := []struct {
+		name string
+		ok   func(w http.ResponseWriter)
+		call func(c *client.Client, ctx context.Context)
 	}{
-		{"429", answer(429, `{"error":{"code":"rate_limited","message":"Slow down."}}`, "Retry-After", "0"), 2},
-		{"503", apiError(503, "unavailable"), 1},
-		{"connection dropped", dropped, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newScripted(t, tc.failure, ticket)
-			c, ctx := newClient(t, s.URL, fast)
-			c.CreateTicket(ctx, 1, "t", "")
-			if got := len(s.requests()); got != tc.attempts {
-				t.Errorf("%d attempts, want %d", got, tc.attempts)
-			}
-		})
+		{"a ticket", answer(201, `{"id":1,"board_id":1,"local_id":1,"key":"NINJA-1","title":"t","description":"","created_at":"2026-01-01T00:00:00Z"}`),
+			func(c *client.Client, ctx context.Context) { c.CreateTicket(ctx, 1, "t", "") }},
+		{"a rotation", answer(200, `{"id":1,"url":"https://x.example/","name":"a","thresholds":[1],"every":null,"direction":"up","created_at":"2026-01-01T00:00:00Z","disabled_at":null,"secret":"whsec_x","previous_secret_expires_at":"2026-01-02T00:00:00Z"}`),
+			func(c *client.Client, ctx context.Context) { c.RotateWebhookSecret(ctx, "1") }},
+	}
+	for _, call := range calls {
+		for _, tc := range []struct {
+			name     string
+			failure  func(w http.ResponseWriter)
+			attempts int
+		}{
+			{"429", answer(429, `{"error":{"code":"rate_limited","message":"Slow down."}}`, "Retry-After", "0"), 2},
+			{"503", apiError(503, "unavailable"), 1},
+			{"connection dropped", dropped, 1},
+		} {
+			t.Run(call.name+" "+tc.name, func(t *testing.T) {
+				s := newScripted(t, tc.failure, call.ok)
+				c, ctx := newClient(t, s.URL, fast)
+				call.call(c, ctx)
+				if got := len(s.requests()); got != tc.attempts {
+					t.Errorf("%d attempts, want %d", got, tc.attempts)
+				}
+			})
+		}
 	}
 }
 

@@ -39,9 +39,12 @@ type Webhook struct {
 	Direction  string     `json:"direction"` // up, down or both
 	CreatedAt  time.Time  `json:"created_at"`
 	DisabledAt *time.Time `json:"disabled_at"`
-	// Secret signs the calls (Standard Webhooks), in CreateWebhook's answer
-	// only.
+	// Secret signs the calls (Standard Webhooks), in the answers of
+	// CreateWebhook and RotateWebhookSecret only.
 	Secret string `json:"secret,omitempty"`
+	// PreviousSecretExpiresAt is, in RotateWebhookSecret's answer, until
+	// when the secret it replaced signs the calls too.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 }
 
 // WebhookRequest describes a new webhook: Name or Prefix, and Thresholds
@@ -119,4 +122,17 @@ func (c *Client) Deliveries(ctx context.Context, id ID, limit int) ([]Delivery, 
 func (c *Client) EnableWebhook(ctx context.Context, id ID) error {
 	_, err := c.call(ctx, request{method: http.MethodPost, path: "/webhooks/" + esc(string(id)) + "/enable"}, nil)
 	return err
+}
+
+// RotateWebhookSecret gives the webhook a new secret and returns the hook
+// with it (shown only here). For a day (until PreviousSecretExpiresAt) the
+// calls are signed with the new secret and the one it replaced, so that a
+// receiver holding either verifies them; then with the new one only.
+// Rotating again within the day drops the oldest secret at once. It is
+// never sent again once it may have reached the service: a second
+// rotation would replace the secret this one returned.
+func (c *Client) RotateWebhookSecret(ctx context.Context, id ID) (Webhook, error) {
+	var out Webhook
+	_, err := c.call(ctx, request{method: http.MethodPost, path: "/webhooks/" + esc(string(id)) + "/rotate", retry: retryUnsent}, &out)
+	return out, err
 }

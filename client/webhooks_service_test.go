@@ -177,6 +177,46 @@ func TestAWebhookMadeThroughTheClientIsCalledAndListsItsDeliveries(t *testing.T)
 	}
 }
 
+// RotateWebhookSecret returns a new secret, never the old one; the calls
+// that follow verify with either until the grace ends; a missing hook is
+// NotFound.
+func TestARotatedWebhookSecretVerifiesBesideTheOldOne(t *testing.T) {
+	env := newWebhookService(t)
+	rc := newReceiver(t)
+	c, ctx := newClient(t, env.URL, client.Options{})
+	hook, err := c.CreateWebhook(ctx, client.WebhookRequest{URL: rc.URL, Name: "stock/gadget", Every: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := c.RotateWebhookSecret(ctx, hook.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.ID != hook.ID || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == hook.Secret || rotated.PreviousSecretExpiresAt == nil ||
+		time.Until(*rotated.PreviousSecretExpiresAt) < 23*time.Hour || time.Until(*rotated.PreviousSecretExpiresAt) > 25*time.Hour {
+		t.Fatalf("rotated %s, want a new secret and the old one's end a day from now", jsonOf(rotated))
+	}
+	if got, err := c.Webhook(ctx, hook.ID); err != nil || got.Secret != "" || got.PreviousSecretExpiresAt != nil {
+		t.Fatalf("Webhook after the rotation: %s, %v; want no secret", jsonOf(got), err)
+	}
+	if _, err := c.Increment(ctx, "stock/gadget", 1); err != nil {
+		t.Fatal(err)
+	}
+	header, body := rc.waitCalls(t, 1)
+	for _, secret := range []string{rotated.Secret, hook.Secret} {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wh.Verify(body, header); err != nil {
+			t.Errorf("the call after the rotation does not verify with %s: %v", map[bool]string{true: "the new secret", false: "the old one"}[secret == rotated.Secret], err)
+		}
+	}
+	if _, err := c.RotateWebhookSecret(ctx, "999999"); !errors.Is(err, client.NotFound) {
+		t.Errorf("rotating a missing hook: %v, want NotFound", err)
+	}
+}
+
 // A webhook URL the service refuses is an InvalidArgument error.
 func TestAWebhookURLOfThisMachineIsRefusedUnlessAllowed(t *testing.T) {
 	c, ctx := newClient(t, shared.URL, client.Options{})

@@ -374,6 +374,13 @@ func (g *guardedWebhooks) Enable(ctx context.Context, id int64) (*webhooks.Hook,
 	return g.svc.Enable(ctx, id)
 }
 
+func (g *guardedWebhooks) Rotate(ctx context.Context, id int64) (*webhooks.Hook, error) {
+	if _, err := g.hook(ctx, id); err != nil {
+		return nil, err
+	}
+	return g.svc.Rotate(ctx, id)
+}
+
 func (g *guardedWebhooks) Deliveries(ctx context.Context, id int64, limit int) ([]webhooks.Delivery, error) {
 	if _, err := g.hook(ctx, id); err != nil {
 		return nil, err

@@ -60,10 +60,12 @@ func (s *CounterStore) PurgeKeysEvery(ctx context.Context, every time.Duration, 
 // in their hook's deliveries before they are purged.
 const EventsKept = 30 * 24 * time.Hour
 
-// PurgeEventsEvery deletes, every interval until ctx ends, the webhook
-// events delivered or failed more than EventsKept ago: the outbox keeps
-// only what is pending and what the deliveries list shows.
-func (s *HookStore) PurgeEventsEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
+// PurgeEvery keeps, every interval until ctx ends, the webhook tables to
+// what they need: it deletes the events delivered or failed more than
+// EventsKept ago (the outbox keeps only what is pending and what the
+// deliveries list shows), and forgets the previous secrets whose grace
+// has ended (a secret is kept no longer than it signs).
+func (s *HookStore) PurgeEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
 	deadline.Every(ctx, every, func(ctx context.Context) {
 		n, err := s.PurgeEvents(ctx, EventsKept)
 		if err != nil {
@@ -71,7 +73,26 @@ func (s *HookStore) PurgeEventsEvery(ctx context.Context, every time.Duration, l
 		} else if n > 0 {
 			log.Debug("purged old webhook events", "deleted", n)
 		}
+		if n, err := s.ForgetPreviousSecrets(ctx, s.Now()); err != nil {
+			log.Warn("forgetting the webhooks' previous secrets past their grace", "error", err.Error())
+		} else if n > 0 {
+			log.Debug("forgot the webhooks' previous secrets past their grace", "hooks", n)
+		}
 	})
+}
+
+// ForgetPreviousSecrets clears the previous secrets whose grace ended by
+// now, which no call signs with any more, and returns of how many hooks.
+// The webhook table is small (hooks, not events): the scan is cheap.
+func (s *HookStore) ForgetPreviousSecrets(ctx context.Context, now time.Time) (int64, error) {
+	const op = "storage.ForgetPreviousSecrets"
+	res, err := execRetried(ctx, s.db, op,
+		"UPDATE webhook SET previous_secret = NULL, previous_secret_expires_at = NULL WHERE previous_secret_expires_at <= ?", now.UTC())
+	if err != nil {
+		return 0, mapError(op, err, true)
+	}
+	n, err := res.RowsAffected()
+	return n, mapError(op, err, true)
 }
 
 // PurgeEvents deletes the webhook events that were delivered or failed

@@ -18,6 +18,9 @@ import (
 // by HookRecorder, inside the transactions of the changes that cross.
 type HookStore struct {
 	db *sql.DB
+	// Now is the clock that ends a rotation's grace for PurgeEvery (the
+	// relay's, by default time.Now).
+	Now func() time.Time
 	// changed is called after a hook was created, deleted or enabled, so
 	// that the recorders learn of it (see HookRecorder).
 	changed func(ctx context.Context)
@@ -34,7 +37,7 @@ func NewHookStore(db *DB, changed func(ctx context.Context)) *HookStore {
 	if changed == nil {
 		changed = func(context.Context) {}
 	}
-	return &HookStore{db: db.DB, changed: changed}
+	return &HookStore{db: db.DB, changed: changed, Now: time.Now}
 }
 
 // The statuses of webhook_event.status.
@@ -118,16 +121,10 @@ func (s *HookStore) DeleteHook(ctx context.Context, id int64) error {
 	const op = "storage.DeleteHook"
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, "DELETE FROM webhook WHERE id = ?", id)
-			if err != nil {
+			if err := execHook(ctx, tx, id, "DELETE FROM webhook WHERE id = ?"); err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
-			}
-			_, err = tx.ExecContext(ctx, "DELETE FROM webhook_event WHERE hook_id = ?", id)
+			_, err := tx.ExecContext(ctx, "DELETE FROM webhook_event WHERE hook_id = ?", id)
 			return err
 		})
 	})
@@ -144,16 +141,10 @@ func (s *HookStore) EnableHook(ctx context.Context, id int64) error {
 	const op = "storage.EnableHook"
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, "UPDATE webhook SET disabled_at = NULL, failing_since = NULL WHERE id = ?", id)
-			if err != nil {
+			if err := execHook(ctx, tx, id, "UPDATE webhook SET disabled_at = NULL, failing_since = NULL WHERE id = ?"); err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 { // clientFoundRows: 0 is a missing row
-				return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
-			}
-			_, err = tx.ExecContext(ctx, "UPDATE webhook_event SET next_attempt_at = UTC_TIMESTAMP(6) WHERE hook_id = ? AND status = ? AND claim_token IS NULL",
+			_, err := tx.ExecContext(ctx, "UPDATE webhook_event SET next_attempt_at = UTC_TIMESTAMP(6) WHERE hook_id = ? AND status = ? AND claim_token IS NULL",
 				id, eventPending)
 			return err
 		})
@@ -163,6 +154,49 @@ func (s *HookStore) EnableHook(ctx context.Context, id int64) error {
 	}
 	s.changed(ctx)
 	return nil
+}
+
+// RotateSecret implements webhooks.Store: the current secret becomes the
+// previous one, whatever previous one there was is dropped, and the hook
+// is read back in the same transaction, so that the answer shows the
+// secret this call set even when another rotation follows at once.
+// MySQL assigns a single-table UPDATE's columns left to right (and
+// MariaDB's SIMULTANEOUS_ASSIGNMENT from the old row): either way
+// previous_secret takes the secret being replaced.
+func (s *HookStore) RotateSecret(ctx context.Context, id int64, secret string, until time.Time) (*webhooks.Hook, error) {
+	const op = "storage.RotateSecret"
+	var h *webhooks.Hook
+	err := retry(ctx, op, func() error {
+		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+			err := execHook(ctx, tx, id, "UPDATE webhook SET previous_secret = secret, previous_secret_expires_at = ?, secret = ? WHERE id = ?",
+				until, secret)
+			if err != nil {
+				return err
+			}
+			h, err = scanHook(tx.QueryRowContext(ctx, "SELECT "+hookColumns+" FROM webhook WHERE id = ?", id))
+			return err
+		})
+	})
+	if err != nil {
+		return nil, mapError(op, err, true)
+	}
+	h.PreviousUntil = &until
+	return h, nil
+}
+
+// execHook runs a statement on the hook id, its last argument, and says
+// ENOTFOUND when no row matched (the DSN's clientFoundRows counts a row an
+// UPDATE leaves as it was, so 0 is a missing hook).
+func execHook(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, append(args, id)...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		return counters.Errorf(counters.ENOTFOUND, "Webhook %d not found.", id)
+	}
+	return err
 }
 
 // Deliveries implements webhooks.Store.
@@ -240,7 +274,8 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 				append([]any{token, lease.Microseconds()}, ids...)...); err != nil {
 				return err
 			}
-			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.hook_id, h.url, h.secret, h.disabled_at IS NOT NULL
+			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.hook_id, h.url, h.secret,
+				h.previous_secret, h.previous_secret_expires_at, h.disabled_at IS NOT NULL
 				FROM webhook_event e LEFT JOIN webhook h ON h.id = e.hook_id WHERE e.id IN (`+in+")", ids...)
 			if err != nil {
 				return err
@@ -249,9 +284,10 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 			var held, orphans []any
 			for rows.Next() {
 				a := webhooks.Attempt{Token: token}
-				var url, secret sql.NullString
+				var url, secret, previous sql.NullString
+				var until sql.NullTime
 				var disabled sql.NullBool
-				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.HookID, &url, &secret, &disabled); err != nil {
+				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.HookID, &url, &secret, &previous, &until, &disabled); err != nil {
 					return err
 				}
 				switch {
@@ -260,7 +296,8 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 				case disabled.Bool:
 					held = append(held, a.EventID)
 				default:
-					a.URL, a.Secret = url.String, secret.String
+					a.URL = url.String
+					a.Secrets = webhooks.Secrets{Current: secret.String, Previous: previous.String, PreviousUntil: until.Time}
 					claimed = append(claimed, a)
 				}
 			}

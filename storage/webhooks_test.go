@@ -363,3 +363,88 @@ func TestAHookFailingForLongEnoughIsDisabled(t *testing.T) {
 		t.Fatal("the recorder still wants a disabled hook's counter")
 	}
 }
+
+// A rotation makes the new secret the hook's and keeps the one it replaced
+// as the previous, with its grace, for the claims of the events that
+// follow; rotating again drops the oldest, so that a hook has at most two
+// secrets. A missing hook is ENOTFOUND and nothing changes.
+func TestRotatingKeepsTheReplacedSecretAndDropsTheOldest(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "rotate/x", Every: 1})
+	first := hook.Secret
+	ctx := context.Background()
+	claim := func() webhooks.Secrets {
+		t.Helper()
+		if _, err := h.store.Increment(ctx, "rotate/x", 1); err != nil {
+			t.Fatal(err)
+		}
+		as, err := h.hooks.Claim(ctx, 1, time.Minute)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		return as[0].Secrets
+	}
+	if got := claim(); got != (webhooks.Secrets{Current: first}) {
+		t.Fatalf("before any rotation the claim reads %+v", got)
+	}
+
+	until := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	steps := []struct {
+		name, secret string
+		want         webhooks.Secrets
+	}{
+		{"the first rotation", "whsec_c2Vjb25kc2Vjb25kc2Vjb25kc2Vjb25k", webhooks.Secrets{Current: "whsec_c2Vjb25kc2Vjb25kc2Vjb25kc2Vjb25k", Previous: first, PreviousUntil: until}},
+		{"a rotation within the grace", "whsec_dGhpcmR0aGlyZHRoaXJkdGhpcmR0aGly", webhooks.Secrets{Current: "whsec_dGhpcmR0aGlyZHRoaXJkdGhpcmR0aGly", Previous: "whsec_c2Vjb25kc2Vjb25kc2Vjb25kc2Vjb25k", PreviousUntil: until.Add(time.Minute)}},
+	}
+	for _, s := range steps {
+		got, err := h.hooks.RotateSecret(ctx, hook.ID, s.secret, s.want.PreviousUntil)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got.ID != hook.ID || got.Secret != s.secret || got.PreviousUntil == nil || !got.PreviousUntil.Equal(s.want.PreviousUntil) || got.Target != "rotate/x" {
+			t.Fatalf("%s: returned %+v", s.name, got)
+		}
+		if claimed := claim(); claimed.Current != s.want.Current || claimed.Previous != s.want.Previous || !claimed.PreviousUntil.Equal(s.want.PreviousUntil) {
+			t.Fatalf("%s: the claim reads %+v, want %+v", s.name, claimed, s.want)
+		}
+	}
+
+	if _, err := h.hooks.RotateSecret(ctx, hook.ID+1000, "whsec_bm9uZW5vbmVub25lbm9uZW5vbmVub25l", until); counters.ErrorCode(err) != counters.ENOTFOUND {
+		t.Fatalf("rotating a missing hook: %v, want ENOTFOUND", err)
+	}
+}
+
+// The purge forgets a previous secret once its grace has ended, not a
+// microsecond before: no call signs with it any more.
+func TestAPreviousSecretIsForgottenWhenItsGraceEnds(t *testing.T) {
+	h := newHooked(t)
+	hook := h.hook(t, webhooks.CreateRequest{Name: "forget/x", Every: 1})
+	ctx := context.Background()
+	until := time.Now().UTC().Add(time.Hour).Truncate(time.Microsecond)
+	rotated, err := h.hooks.RotateSecret(ctx, hook.ID, "whsec_Zm9yZ2V0Zm9yZ2V0Zm9yZ2V0Zm9yZ2V0Zm9y", until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		at        time.Time
+		forgotten int64
+		want      webhooks.Secrets
+	}{
+		{until.Add(-time.Microsecond), 0, webhooks.Secrets{Current: rotated.Secret, Previous: hook.Secret, PreviousUntil: until}},
+		{until, 1, webhooks.Secrets{Current: rotated.Secret}},
+	} {
+		if n, err := h.hooks.ForgetPreviousSecrets(ctx, step.at); err != nil || n != step.forgotten {
+			t.Fatalf("at %v: forgot %d, %v; want %d", step.at, n, err, step.forgotten)
+		}
+		if _, err := h.store.Increment(ctx, "forget/x", 1); err != nil {
+			t.Fatal(err)
+		}
+		as, err := h.hooks.Claim(ctx, 1, time.Minute)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		if got := as[0].Secrets; got.Current != step.want.Current || got.Previous != step.want.Previous || !got.PreviousUntil.Equal(step.want.PreviousUntil) {
+			t.Fatalf("at %v the claim reads %+v, want %+v", step.at, got, step.want)
+		}
+	}
+}

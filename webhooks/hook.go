@@ -29,7 +29,7 @@ const (
 	Both Direction = "both"
 )
 
-// Hook is a registered webhook. Secret is never shown after Create.
+// Hook is a registered webhook. Secret is shown only by Create and Rotate.
 type Hook struct {
 	ID int64
 	// Owner is the API key that created the hook (0: the admin token); it
@@ -46,6 +46,10 @@ type Hook struct {
 	CreatedAt  time.Time
 	DisabledAt *time.Time // set on 410 or after days of continuous failure
 	Secret     string     // "whsec_" + base64; the relay signs with it
+	// PreviousUntil is, in Rotate's answer, until when the secret it
+	// replaced signs too (nil elsewhere). The previous secret itself never
+	// leaves the store but for the relay.
+	PreviousUntil *time.Time
 }
 
 // Covers reports whether the hook watches the counter name.
@@ -157,6 +161,30 @@ func secretKey(secret string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
 }
 
+// RotationGrace is how long the secret a rotation replaced keeps signing
+// the calls, beside the new one: the usual day (Svix's), for the owner to
+// deploy the new secret to every receiver. Rotating again within it drops
+// the oldest: a hook signs with at most two secrets, the newest and the
+// one it replaced.
+const RotationGrace = 24 * time.Hour
+
+// Secrets are the secrets a hook may sign with.
+type Secrets struct {
+	Current string
+	// Previous is the secret the last rotation replaced ("" when none),
+	// which signs calls made before PreviousUntil.
+	Previous      string
+	PreviousUntil time.Time
+}
+
+// Active returns the secrets that sign a call made at t, newest first.
+func (s Secrets) Active(t time.Time) []string {
+	if s.Previous != "" && t.Before(s.PreviousUntil) {
+		return []string{s.Current, s.Previous}
+	}
+	return []string{s.Current}
+}
+
 // Delivery is one event of a hook and how its delivery stands.
 type Delivery struct {
 	ID             string // the webhook-id header
@@ -192,6 +220,10 @@ type API interface {
 	Delete(ctx context.Context, id int64) error
 	// Enable clears DisabledAt and makes its pending deliveries due now.
 	Enable(ctx context.Context, id int64) (*Hook, error)
+	// Rotate gives the hook a new secret and returns the hook with it, the
+	// only time it is shown; the secret it replaces signs too for
+	// RotationGrace (PreviousUntil). ENOTFOUND.
+	Rotate(ctx context.Context, id int64) (*Hook, error)
 	// Deliveries lists the hook's newest deliveries first; ENOTFOUND.
 	Deliveries(ctx context.Context, id int64, limit int) ([]Delivery, error)
 }

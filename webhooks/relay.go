@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,7 +41,9 @@ type Attempt struct {
 	Attempts int // attempts made, this one included
 	HookID   int64
 	URL      string
-	Secret   string
+	// Secrets are the hook's as the claim read them: the call is signed
+	// with those active when it is made (Secrets.Active).
+	Secrets Secrets
 }
 
 // Outcome is what one attempt came to.
@@ -138,6 +141,9 @@ type RelayOptions struct {
 	Guard      *Guard
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
+	// Now is the clock of the calls' webhook-timestamp, and of which
+	// secrets sign them; default time.Now.
+	Now func() time.Time
 }
 
 // Relay delivers the outbox's events.
@@ -165,6 +171,9 @@ func NewRelay(out Outbox, o RelayOptions) *Relay {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: o.Guard.control}
 	client := &http.Client{
@@ -272,12 +281,12 @@ func (r *Relay) deliver(ctx context.Context, a Attempt) {
 
 // call sends the attempt and says what came of it.
 func (r *Relay) call(ctx context.Context, a Attempt) Outcome {
-	now := time.Now()
+	now := r.o.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(a.Body))
 	if err != nil {
 		return r.failed(a, 0, 0)
 	}
-	sig, err := Sign(a.Secret, a.MsgID, now, a.Body)
+	sig, err := Sign(a.Secrets.Active(now), a.MsgID, now, a.Body)
 	if err != nil {
 		return r.failed(a, 0, 0)
 	}
@@ -342,17 +351,24 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // Sign is the webhook-signature of a call as Standard Webhooks defines it:
-// "v1," and the base64 HMAC-SHA256, keyed by the secret's bytes, of
-// "id.timestamp.body".
-func Sign(secret, msgID string, at time.Time, body []byte) (string, error) {
-	key, err := secretKey(secret)
-	if err != nil {
-		return "", err
+// for each secret, "v1," and the base64 HMAC-SHA256, keyed by the
+// secret's bytes, of "id.timestamp.body"; several are separated by spaces,
+// as the spec allows, so that a receiver holding any one of the secrets
+// verifies the call (a rotation's grace).
+func Sign(secrets []string, msgID string, at time.Time, body []byte) (string, error) {
+	signed := []byte(msgID + "." + strconv.FormatInt(at.Unix(), 10) + ".")
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		key, err := secretKey(secret)
+		if err != nil {
+			return "", err
+		}
+		mac := hmac.New(sha256.New, key)
+		mac.Write(signed)
+		mac.Write(body)
+		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(msgID + "." + strconv.FormatInt(at.Unix(), 10) + "."))
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+	return strings.Join(sigs, " "), nil
 }
 
 // measure updates the backlog's gauges.

@@ -41,7 +41,7 @@ func (o *outbox) Backlog(context.Context) (int64, time.Duration, error) { return
 func deliverOnce(t *testing.T, guard *webhooks.Guard, url string) webhooks.Outcome {
 	t.Helper()
 	o := &outbox{done: make(chan webhooks.Outcome, 1), pending: []webhooks.Attempt{{
-		EventID: 1, MsgID: "msg_1", Body: []byte(`{}`), Attempts: 1, URL: url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		EventID: 1, MsgID: "msg_1", Body: []byte(`{}`), Attempts: 1, URL: url, Secrets: webhooks.Secrets{Current: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"time"
 
 	"countersvc/counters"
 )
@@ -18,6 +19,10 @@ type Store interface {
 	Hooks(ctx context.Context) ([]Hook, error)
 	DeleteHook(ctx context.Context, id int64) error
 	EnableHook(ctx context.Context, id int64) error
+	// RotateSecret makes secret the hook's secret and the one it replaces
+	// its previous secret until until (dropping any older one), and
+	// returns the hook as it is then; ENOTFOUND.
+	RotateSecret(ctx context.Context, id int64, secret string, until time.Time) (*Hook, error)
 	Deliveries(ctx context.Context, hookID int64, limit int) ([]Delivery, error)
 }
 
@@ -28,6 +33,9 @@ type Options struct {
 	MaxPerKey int
 	// Guard checks the URLs' addresses (see NewGuard).
 	Guard *Guard
+	// Now is the clock a rotation's grace starts from (default time.Now):
+	// the relay's, which ends it.
+	Now func() time.Time
 }
 
 // Service implements API over a Store.
@@ -45,6 +53,9 @@ func NewService(store Store, o Options) *Service {
 	}
 	if o.Guard == nil {
 		o.Guard = NewGuard(false)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return &Service{store: store, o: o}
 }
@@ -80,6 +91,12 @@ func (s *Service) Enable(ctx context.Context, id int64) (*Hook, error) {
 		return nil, err
 	}
 	return s.store.Hook(ctx, id)
+}
+
+// Rotate implements API.
+func (s *Service) Rotate(ctx context.Context, id int64) (*Hook, error) {
+	until := s.o.Now().Add(RotationGrace).UTC().Truncate(time.Microsecond) // as MySQL keeps it
+	return s.store.RotateSecret(ctx, id, newSecret(), until)
 }
 
 // MaxDeliveries is the longest page of deliveries; DefaultDeliveries the

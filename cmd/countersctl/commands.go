@@ -82,6 +82,8 @@ var commands = []command{
 	{words: "webhooks deliveries", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>STATUS<TAB>ATTEMPTS per delivery, newest first",
 		flags: func(fs *flag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
 	{words: "webhooks enable", args: "ID", minArgs: 1, maxArgs: 1, about: "make a disabled webhook deliver again", run: webhooksEnable},
+	{words: "webhooks rotate", args: "ID", minArgs: 1, maxArgs: 1,
+		about: "give the webhook a new secret and print it (shown only once); the old one signs too for a day", run: webhooksRotate},
 }
 
 // keyFlag lets a script that retries a write itself (after a timeout, or
@@ -484,3 +486,11 @@ func webhooksDeliveries(e *env) error {
 }
 
 func webhooksEnable(e *env) error { return e.c.EnableWebhook(e.ctx, client.ID(e.args[0])) }
+
+func webhooksRotate(e *env) error {
+	w, err := e.c.RotateWebhookSecret(e.ctx, client.ID(e.args[0]))
+	if err == nil {
+		e.print("%s", w.Secret)
+	}
+	return err
+}

@@ -218,6 +218,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{args: args("import", "f", "--mode", "replace"), code: 2, err: `--mode must be create or overwrite`},
 		{args: args("get", "a", "--url", "localhost:8080"), code: 2, err: "must be http://host"},
 		{args: args("webhooks", "create", "--endpoint", "https://x.example"), code: 2, err: "one of --name and --prefix"},
+		{args: args("webhooks", "rotate"), code: 2, err: "webhooks rotate takes ID"},
 	} {
 		s.check(t, ctl(t, vars, s.args...))
 	}
@@ -337,7 +338,8 @@ func TestWatchPrintsALinePerValue(t *testing.T) {
 
 // The webhook commands against the real service: create prints the
 // secret once, ls and get a line without it, a crossing is delivered to
-// the receiver and shows in deliveries, enable and rm answer nothing.
+// the receiver and shows in deliveries, enable and rm answer nothing,
+// rotate prints the new secret.
 func TestWebhookCommands(t *testing.T) {
 	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) { c.WebhookAllowPrivate = true })
 	var mu sync.Mutex
@@ -376,6 +378,8 @@ func TestWebhookCommands(t *testing.T) {
 	mu.Unlock()
 	runSession(t, vars, []step{
 		{args: args("webhooks", "enable", "1"), out: ""},
+		{args: args("webhooks", "rotate", "1"), out: `^whsec_[A-Za-z0-9+/=]{40,}\n$`},
+		{args: args("webhooks", "rotate", "2"), code: 1, err: "(not_found)"},
 		{args: args("webhooks", "rm", "1"), out: ""},
 		{args: args("webhooks", "rm", "1"), code: 1, err: "(not_found)"},
 		{args: args("webhooks", "get", "1"), code: 1, err: "(not_found)"},

@@ -246,15 +246,19 @@ func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Log
 			reload(ctx)
 		})
 	}
-	go s.Hooks.PurgeEventsEvery(ctx, purgeEvery, log)
+	// One clock, the store's (which tests may replace), starts a rotation's
+	// grace and ends it, at the calls and for the purge.
+	now := func() time.Time { return s.Store.Now() }
+	s.Hooks.Now = now
+	go s.Hooks.PurgeEvery(ctx, purgeEvery, log)
 	s.Store.Record(recorder)
 	s.Store.Observe(recorder)
 
 	guard := webhooks.NewGuard(cfg.WebhookAllowPrivate)
-	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.WebhookWorkers, Guard: guard, Registerer: s.Registry, Log: log})
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.WebhookWorkers, Guard: guard, Registerer: s.Registry, Log: log, Now: now})
 	recorder.OnRecord = s.Relay.Wake
 	go s.Relay.Run(ctx)
-	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.WebhookMaxPerKey, Guard: guard}), nil
+	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.WebhookMaxPerKey, Guard: guard, Now: now}), nil
 }
 
 // purgeEvery is how often expired idempotency keys are deleted.
