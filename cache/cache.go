@@ -84,7 +84,7 @@ const DefaultClockSkew = 50 * time.Millisecond
 // request this much, not seconds.
 const DefaultTimeout = 100 * time.Millisecond
 
-// Store is a counters.Store that serves reads from Redis when it can.
+// Store is the cache: its Backend serves reads from Redis when it can.
 type Store struct {
 	next        counters.Backend
 	*redisCalls // client, deadline, circuit breaker and keys of every Redis call
@@ -100,15 +100,10 @@ type Store struct {
 	m           *metrics
 }
 
-var (
-	_ counters.Store     = (*Store)(nil)
-	_ counters.OnceStore = (*Store)(nil)
-	_ counters.Importer  = (*Store)(nil)
-)
-
-// New returns the cache over next; the service is built on its Backend,
-// which puts every write through the lease wait. next must have Once and
-// Imports. rdb is not closed by Close: its owner
+// New returns the cache over next, and registers with next.Observe the
+// observer that drops the entries of what each write changed; the service
+// is built on its Backend, which puts every write through the lease wait.
+// next must have Once, Imports and Observe. rdb is not closed by Close: its owner
 // closes it after the Store. rdb must have ContextTimeoutEnabled (NewClient
 // sets it), or a call on a hung Redis waits out go-redis's own read timeout
 // (seconds) instead of the deadline do gives it.
@@ -118,6 +113,9 @@ func New(next counters.Backend, rdb redis.UniversalClient, o Options) *Store {
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
 	s.reads = newPipeline(pipeline{calls: s.redisCalls, op: "read"})
+	if next.Observe != nil {
+		next.Observe(invalidator{s})
+	}
 	return s
 }
 

@@ -78,7 +78,7 @@ func TestCacheWorksOnARedisCluster(t *testing.T) {
 	for i := range deltas {
 		deltas[i] = counters.Increment{Name: name(i), By: int64(i)}
 	}
-	if _, err := c.IncrementMany(ctx, deltas); err != nil {
+	if _, err := c.Backend().Store.IncrementMany(ctx, deltas); err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {

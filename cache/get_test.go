@@ -85,6 +85,28 @@ func TestEveryWriteIsVisibleToTheNextRead(t *testing.T) {
 			return err
 		}, 1},
 		{"reset all", func() error { _, err := st.svc.Reset(ctx, counters.ResetRequest{All: true, Value: 3}); return err }, 3},
+		{"batch", func() error {
+			_, err := st.svc.Batch(ctx, []counters.Increment{{Name: "w/a", By: 1}, {Name: "w/b", By: 1}})
+			return err
+		}, 11},
+		{"idempotent increment", func() error {
+			_, _, err := st.svc.IncrementOnce(ctx, counters.Idempotency{Key: "k1"}, "w/a", 5)
+			return err
+		}, 15},
+		{"idempotent set", func() error {
+			_, _, _, err := st.svc.SetOnce(ctx, counters.Idempotency{Key: "k2"}, counters.SetRequest{Name: "w/a", Value: 4})
+			return err
+		}, 4},
+		{"idempotent batch", func() error {
+			_, _, err := st.svc.BatchOnce(ctx, counters.Idempotency{Key: "k3"}, []counters.Increment{{Name: "w/a", By: 6}})
+			return err
+		}, 16},
+		{"a coalesced round", func() error {
+			_, err := st.cache.Backend().Store.IncrementMany(ctx, []counters.Increment{{Name: "w/a", By: 8}, {Name: "w/c", By: 1}})
+			return err
+		}, 18},
+		{"import in chunks", func() error { return importLines(ctx, st, counters.ImportOverwrite, false, "w/a", 21) }, 21},
+		{"import at once", func() error { return importLines(ctx, st, counters.ImportOverwrite, true, "w/a", 22) }, 22},
 		{"delete", func() error { return st.svc.Delete(ctx, "w/a") }, -1},
 	}
 	for _, tt := range tests {
@@ -105,6 +127,37 @@ func TestEveryWriteIsVisibleToTheNextRead(t *testing.T) {
 				t.Fatalf("after %s: %v %v, want %d", tt.name, c, err, tt.want)
 			}
 		})
+	}
+}
+
+// importLines imports name at value, in chunks or atomically.
+func importLines(ctx context.Context, st *stack, mode counters.ImportMode, atomic bool, name string, value int64) error {
+	lines := func(yield func(counters.ImportLine) bool) {
+		yield(counters.ImportLine{Line: 1, Counter: counters.Counter{Name: name, Value: value}})
+	}
+	_, err := st.cache.Backend().Imports.Import(ctx, counters.ImportOptions{Mode: mode, Atomic: atomic}, lines)
+	return err
+}
+
+// A write that fails may still have committed (a timeout after the COMMIT
+// was sent): its counter's entry is dropped all the same, so the next read
+// shows what the database holds.
+func TestAFailedWriteThatMayHaveCommittedDropsItsEntry(t *testing.T) {
+	st := newStack(t, cache.Options{})
+	ctx := context.Background()
+	st.increment(t, "unsure", 1)
+	st.get(t, "unsure")
+	st.get(t, "unsure") // now surely cached
+	st.mysql.failIncrement = func(ctx context.Context, name string, by int64) {
+		if _, err := st.db.ExecContext(ctx, "UPDATE counter SET value = value + ? WHERE name = ?", by, name); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := st.svc.Increment(ctx, "unsure", 5); counters.ErrorCode(err) != counters.EUNAVAILABLE {
+		t.Fatalf("Increment = %v, want unavailable", err)
+	}
+	if got := st.get(t, "unsure").Value; got != 6 {
+		t.Fatalf("Get after the failed write = %d, want the 6 it committed", got)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"countersvc/internal/metrictest"
 	"countersvc/internal/storetest"
 	"countersvc/internal/testenv"
+	"countersvc/storage"
 )
 
 // stack is the cache over the real MySQL store, on a private Redis.
@@ -27,12 +28,13 @@ type stack struct {
 	cache *cache.Store
 	svc   counters.Service
 	reg   *prometheus.Registry
+	db    *storage.DB // the database itself, for changes behind the store's back
 }
 
 func newStack(t *testing.T, o cache.Options) *stack {
 	t.Helper()
-	store, _ := storetest.OpenStore(t, testenv.MySQLDSN(t))
-	st := &stack{redis: testenv.StartRedis(t), mysql: &countingStore{Store: store}, reg: prometheus.NewRegistry()}
+	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	st := &stack{redis: testenv.StartRedis(t), mysql: &countingStore{Store: store}, reg: prometheus.NewRegistry(), db: db}
 	if o.Timeout == 0 {
 		o.Timeout = cache.DefaultTimeout
 	}
@@ -41,7 +43,7 @@ func newStack(t *testing.T, o cache.Options) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.cache = cache.New(counters.Backend{Store: st.mysql, Once: store, Imports: store}, rdb, o)
+	st.cache = cache.New(counters.Backend{Store: st.mysql, Once: store, Imports: store, Observe: store.Observe}, rdb, o)
 	st.svc = counters.NewService(st.cache.Backend())
 	st.raw = redis.NewClient(&redis.Options{Addr: st.redis.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { st.cache.Close(); rdb.Close(); st.raw.Close() })
@@ -114,16 +116,27 @@ func commandCalls(t *testing.T, st *stack, cmd string) int64 {
 // play a slow reader whose answer arrives late.
 type countingStore struct {
 	counters.Store
-	gets     atomic.Int64
-	inflight atomic.Int64
-	getGate  gate
-	listGate gate
+	// failIncrement, when set, makes Increment run it instead and answer
+	// that the database could not tell whether it committed.
+	failIncrement func(ctx context.Context, name string, by int64)
+	gets          atomic.Int64
+	inflight      atomic.Int64
+	getGate       gate
+	listGate      gate
 }
 
 // IncrementMany passes through to MySQL, so that the cache in front can
 // offer it too.
 func (s *countingStore) IncrementMany(ctx context.Context, deltas []counters.Increment) ([]int64, error) {
 	return s.Store.IncrementMany(ctx, deltas)
+}
+
+func (s *countingStore) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	if s.failIncrement != nil {
+		s.failIncrement(ctx, name, by)
+		return 0, counters.Errorf(counters.EUNAVAILABLE, "The database could not be reached; the change may or may not have been applied.")
+	}
+	return s.Store.Increment(ctx, name, by)
 }
 
 func (s *countingStore) Get(ctx context.Context, name string) (*counters.Counter, error) {

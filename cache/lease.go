@@ -58,23 +58,33 @@ const (
 	opRead  = "read"
 )
 
-// Backend is what the service is built on: the cache, then Options.Between
-// (the coalescer), then the lease wait (holdWrites), in the one order that
-// is right. The wait is not in the Store's own write methods because the
-// coalescer sends a counter's writes through them one round at a time: a
-// round that waited there would hold up the next, and an increment queued
-// behind it would wait two leases. Above the coalescer each request waits
-// once, beside the others. A write whose own invalidation failed always
-// sees the count move, and one that merely overlapped another's failure
-// waits too, which costs only time. The wrappers below implement their
-// interfaces in full, without embedding them: a write method added to an
-// interface fails to compile here until it waits too.
+// Backend is what the service is built on: one wrapper, whose reads come
+// from the cache and whose writes go to the store below through
+// Options.Between (the coalescer) and wait out the lease when an
+// invalidation was not confirmed meanwhile. A request enters the cache
+// once. The entries are dropped by the cache's observer of the change seam
+// (see invalidator), which the store below calls after each commit, once a
+// round; a write that fails, which may still have committed, drops them
+// here. The wait is here and not in the observer because the coalescer
+// runs a counter's writes one round at a time: a round that waited would
+// hold up the next, and an increment queued behind it would wait two
+// leases. Here each request waits once, beside the others. A write whose
+// own invalidation failed always sees the count move, and one that merely
+// overlapped another's failure waits too, which costs only time. The
+// wrappers below implement their interfaces in full, without embedding
+// them: a write method added to an interface fails to compile here until
+// it waits too. New registered the observer; without Observe below it
+// could not, and Backend panics.
 func (s *Store) Backend() counters.Backend {
-	var store counters.Store = s
-	if s.o.Between != nil {
-		store = s.o.Between(store)
+	if s.next.Observe == nil {
+		panic("cache: the store below takes no observers, so no write could drop its entries")
 	}
-	return counters.Backend{Store: holdWrites{store, s}, Once: holdOnce{s, s}, Imports: holdImports{s, s}}
+	writes := s.next.Store
+	if s.o.Between != nil {
+		writes = s.o.Between(writes)
+	}
+	return counters.Backend{Store: cached{writes, s}, Once: cachedOnce{s.next.Once, s}, Imports: cachedImports{s.next.Imports, s},
+		Observe: s.next.Observe}
 }
 
 // after is deferred by each write with the count of unconfirmed
@@ -85,75 +95,128 @@ func (s *Store) after(before uint64) {
 	}
 }
 
-type holdWrites struct {
-	next counters.Store
-	s    *Store
+// cached is the service's store: reads from the cache, writes to writes.
+type cached struct {
+	writes counters.Store
+	s      *Store
 }
 
-func (h holdWrites) Get(ctx context.Context, name string) (*counters.Counter, error) {
-	return h.next.Get(ctx, name)
+func (c cached) Get(ctx context.Context, name string) (*counters.Counter, error) {
+	return c.s.Get(ctx, name)
 }
 
-func (h holdWrites) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
-	return h.next.List(ctx, f)
+func (c cached) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
+	return c.s.List(ctx, f)
 }
 
-func (h holdWrites) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Increment(ctx, name, by)
+func (c cached) Increment(ctx context.Context, name string, by int64) (int64, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	v, err := c.writes.Increment(ctx, name, by)
+	c.s.unsure(ctx, err, name)
+	return v, err
 }
 
-func (h holdWrites) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Set(ctx, req)
+func (c cached) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	cn, created, err := c.writes.Set(ctx, req)
+	c.s.unsure(ctx, err, req.Name)
+	return cn, created, err
 }
 
-func (h holdWrites) Delete(ctx context.Context, name string) error {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Delete(ctx, name)
+func (c cached) Delete(ctx context.Context, name string) error {
+	defer c.s.after(c.s.unconfirmed.Load())
+	err := c.writes.Delete(ctx, name)
+	c.s.unsure(ctx, err, name)
+	return err
 }
 
-func (h holdWrites) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Reset(ctx, req)
+func (c cached) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	n, err := c.writes.Reset(ctx, req)
+	if err != nil {
+		prefix := req.Prefix
+		if req.All {
+			prefix = ""
+		}
+		c.s.invalidatePrefix(ctx, prefix)
+	}
+	return n, err
 }
 
-func (h holdWrites) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Batch(ctx, items)
+func (c cached) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	values, err := c.writes.Batch(ctx, items)
+	c.s.unsure(ctx, err, names(items)...)
+	return values, err
 }
 
-func (h holdWrites) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.IncrementMany(ctx, incs)
+func (c cached) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	values, err := c.writes.IncrementMany(ctx, incs)
+	c.s.unsure(ctx, err, names(incs)...)
+	return values, err
 }
 
-type holdOnce struct {
+type cachedOnce struct {
 	next counters.OnceStore
 	s    *Store
 }
 
-func (h holdOnce) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.IncrementOnce(ctx, key, name, by)
+func (c cachedOnce) IncrementOnce(ctx context.Context, key counters.Idempotency, name string, by int64) (int64, bool, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	v, replayed, err := c.next.IncrementOnce(ctx, key, name, by)
+	c.s.unsure(ctx, err, name)
+	return v, replayed, err
 }
 
-func (h holdOnce) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.SetOnce(ctx, key, req)
+func (c cachedOnce) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	cn, created, replayed, err := c.next.SetOnce(ctx, key, req)
+	c.s.unsure(ctx, err, req.Name)
+	return cn, created, replayed, err
 }
 
-func (h holdOnce) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.BatchOnce(ctx, key, items)
+func (c cachedOnce) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	values, replayed, err := c.next.BatchOnce(ctx, key, items)
+	c.s.unsure(ctx, err, names(items)...)
+	return values, replayed, err
 }
 
-type holdImports struct {
+type cachedImports struct {
 	next counters.Importer
 	s    *Store
 }
 
-func (h holdImports) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
-	defer h.s.after(h.s.unconfirmed.Load())
-	return h.next.Import(ctx, opts, lines)
+// Import may change any counter its lines name, far too many to drop one
+// by one when it fails and may still have committed: it then flushes
+// every entry under the names' longest common prefix (all entries when
+// they share none), as a failed reset does.
+func (c cachedImports) Import(ctx context.Context, opts counters.ImportOptions, lines iter.Seq[counters.ImportLine]) (*counters.ImportReport, error) {
+	defer c.s.after(c.s.unconfirmed.Load())
+	var prefix string
+	seen := false
+	named := func(yield func(counters.ImportLine) bool) {
+		for l := range lines {
+			if l.Reason == "" && l.Err == nil {
+				prefix, seen = counters.CommonPrefix(prefix, l.Counter.Name, seen), true
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+	r, err := c.next.Import(ctx, opts, named)
+	if err != nil && seen {
+		c.s.invalidatePrefix(ctx, prefix)
+	}
+	return r, err
+}
+
+func names(items []counters.Increment) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Name
+	}
+	return out
 }

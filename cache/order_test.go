@@ -59,7 +59,7 @@ func TestLateFillIsRefused(t *testing.T) {
 			r := readAsync(st.svc, "late")
 			<-held // the reader has read 1 from MySQL
 			if tt.many {
-				if _, err := st.cache.IncrementMany(ctx, []counters.Increment{{Name: "late", By: 1}, {Name: "other", By: 1}}); err != nil {
+				if _, err := st.cache.Backend().Store.IncrementMany(ctx, []counters.Increment{{Name: "late", By: 1}, {Name: "other", By: 1}}); err != nil {
 					t.Fatal(err)
 				}
 			} else {

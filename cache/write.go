@@ -9,44 +9,49 @@ import (
 	"countersvc/counters"
 )
 
-// The write methods change MySQL first and invalidate the entry afterwards,
-// whatever MySQL answered: an error may hide a change that was applied, and
-// an extra invalidation costs one round trip. An invalidation that Redis
-// does not confirm moves s.unconfirmed, and the write is answered only once
-// its lease has run out (Backend, in lease.go), so that no read anywhere that starts
-// after the answer can see what preceded the write.
+// The entries of the counters a write changed are dropped after the
+// commit by the cache's observer of the change seam, once a round; a write
+// that failed, which may still have committed (a timeout after the COMMIT
+// was sent), drops them too (unsure): an extra invalidation costs one
+// round trip. An invalidation that Redis does not confirm moves
+// s.unconfirmed, and the write is answered only once its lease has run
+// out (Backend, in lease.go), so that no read anywhere that starts after
+// the answer can see what preceded the write.
 
-// Increment implements counters.Store.
-func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	v, err := s.next.Store.Increment(ctx, name, by)
-	s.invalidate(ctx, name)
-	return v, err
-}
+// invalidator is the cache's observer of committed changes.
+type invalidator struct{ s *Store }
 
-// Set implements counters.Store.
-func (s *Store) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
-	c, created, err := s.next.Store.Set(ctx, req)
-	s.invalidate(ctx, req.Name)
-	return c, created, err
-}
+var _ counters.PrefixObserver = invalidator{}
 
-// Delete implements counters.Store.
-func (s *Store) Delete(ctx context.Context, name string) error {
-	err := s.next.Store.Delete(ctx, name)
-	s.invalidate(ctx, name)
-	return err
-}
+// Wants implements counters.Observer: every counter but the reserved ones,
+// which are never cached (see Get).
+func (i invalidator) Wants(name string) bool { return !counters.IsReserved(name) }
 
-// Reset implements counters.Store. It does not know which counters it
-// changed, so it flushes every entry under the prefix.
-func (s *Store) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	n, err := s.next.Store.Reset(ctx, req)
-	prefix := req.Prefix
-	if req.All {
-		prefix = ""
+// Committed implements counters.Observer.
+func (i invalidator) Committed(ctx context.Context, changes []counters.Change) {
+	if len(changes) == 1 {
+		i.s.invalidate(ctx, changes[0].Name)
+		return
 	}
-	s.invalidatePrefix(ctx, prefix)
-	return n, err
+	names := make([]string, len(changes))
+	for j, c := range changes {
+		names[j] = c.Name
+	}
+	i.s.invalidateMany(ctx, names)
+}
+
+// CommittedUnder implements counters.PrefixObserver: an import committed
+// at once flushes every entry under its names' common prefix.
+func (i invalidator) CommittedUnder(ctx context.Context, prefix string) {
+	i.s.invalidatePrefix(ctx, prefix)
+}
+
+// unsure drops the entries of names when err says a write failed: it may
+// have committed all the same.
+func (s *Store) unsure(ctx context.Context, err error, names ...string) {
+	if err != nil {
+		s.invalidateMany(ctx, names)
+	}
 }
 
 // Invalidate is for code that changes counters in MySQL without going

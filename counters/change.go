@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // The change seam. Every write of a counter, whichever path it takes
@@ -55,6 +56,33 @@ type Observer interface {
 	// observer wants until its commit.
 	Wants(name string) bool
 	Committed(ctx context.Context, changes []Change)
+}
+
+// A PrefixObserver is an Observer that may be told of a write of very many
+// counters by what their names share instead of by each change: a store
+// that commits an import of a million lines at once tells it the names'
+// longest common prefix after the commit (CommittedUnder), and need not
+// keep a million changes until then. It is told of other writes change
+// by change, as any Observer.
+type PrefixObserver interface {
+	Observer
+	CommittedUnder(ctx context.Context, prefix string)
+}
+
+// CommonPrefix is the longest common prefix of p (the prefix of the names
+// so far, when seen) and name, cut back to whole UTF-8 characters.
+func CommonPrefix(p, name string, seen bool) string {
+	if !seen {
+		return name
+	}
+	n := 0
+	for n < len(p) && n < len(name) && p[n] == name[n] {
+		n++
+	}
+	for n > 0 && n < len(p) && !utf8.RuneStart(p[n]) {
+		n--
+	}
+	return p[:n]
 }
 
 // Wanted returns the changes for which wants is true: changes itself when

@@ -208,18 +208,23 @@ type Store interface {
 
 // Backend is what NewService builds on: the store, and the stores of the
 // rules that have their own. A nil Once or Imports makes those methods of
-// the Service fail with EINTERNAL.
+// the Service fail with EINTERNAL. Observe registers observers of every
+// change the backend commits (see Observer); nil where it takes none.
 type Backend struct {
 	Store   Store
 	Once    OnceStore
 	Imports Importer
+	Observe func(...Observer)
 }
 
-// BackendOf is the backend that store makes on its own: its Once and
-// Imports are store itself where it implements them.
+// BackendOf is the backend that store makes on its own: its Once, Imports
+// and Observe are store's own where it has them.
 func BackendOf(store Store) Backend {
 	b := Backend{Store: store}
 	b.Once, _ = store.(OnceStore)
 	b.Imports, _ = store.(Importer)
+	if o, ok := store.(interface{ Observe(...Observer) }); ok {
+		b.Observe = o.Observe
+	}
 	return b
 }

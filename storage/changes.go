@@ -63,10 +63,12 @@ func (s *CounterStore) Observe(os ...counters.Observer) {
 	s.observers = append(s.observers, os...)
 }
 
-// observed reports whether any observer wants changes of name.
-func (s *CounterStore) observed(name string) bool {
+// heldForCommit reports whether an import that commits at once must keep
+// the change of name until its commit: some observer wants it that cannot
+// be told of the import by a prefix (see counters.PrefixObserver).
+func (s *CounterStore) heldForCommit(name string) bool {
 	for _, o := range s.observers {
-		if o.Wants(name) {
+		if _, summary := o.(counters.PrefixObserver); !summary && o.Wants(name) {
 			return true
 		}
 	}
@@ -131,6 +133,21 @@ func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []co
 func (s *CounterStore) committed(ctx context.Context, changes []counters.Change) {
 	for _, o := range s.observers {
 		if wanted := counters.Wanted(changes, o.Wants); len(wanted) > 0 {
+			o.Committed(ctx, wanted)
+		}
+	}
+}
+
+// committedAtOnce tells the observers of an import that committed at once:
+// held are the changes heldForCommit kept, prefix the longest common
+// prefix of all the changed names (when any changed).
+func (s *CounterStore) committedAtOnce(ctx context.Context, held []counters.Change, prefix string, any bool) {
+	for _, o := range s.observers {
+		if po, summary := o.(counters.PrefixObserver); summary {
+			if any {
+				po.CommittedUnder(ctx, prefix)
+			}
+		} else if wanted := counters.Wanted(held, o.Wants); len(wanted) > 0 {
 			o.Committed(ctx, wanted)
 		}
 	}

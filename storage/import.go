@@ -179,6 +179,8 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 	// skips.
 	pending := &counters.ImportReport{}
 	var changes []counters.Change
+	var prefix string
+	var changed bool
 	err = im.read(lines, func(c *chunk, last bool) error {
 		if im.r.Refused > 0 {
 			return nil
@@ -192,9 +194,13 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 			if err := im.s.record(ctx, tx, res.changes); err != nil {
 				return err
 			}
-			// Only what an observer wants waits for the commit: an
-			// atomic import may change a million counters.
-			changes = append(changes, counters.Wanted(res.changes, im.s.observed)...)
+			// Only what an observer must be told change by change waits
+			// for the commit: an atomic import may change a million
+			// counters. The others are told the names' common prefix.
+			changes = append(changes, counters.Wanted(res.changes, im.s.heldForCommit)...)
+			for _, c := range res.changes {
+				prefix, changed = counters.CommonPrefix(prefix, c.Name, changed), true
+			}
 			if !last || im.opts.Key == nil || im.r.Refused > 0 {
 				return nil
 			}
@@ -216,7 +222,7 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.r, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"The database could not be reached while the import committed: either every line was applied or none was.")
 	}
-	im.s.committed(ctx, changes)
+	im.s.committedAtOnce(ctx, changes, prefix, changed)
 	im.r.Merge(pending)
 	im.r.Applied = true
 	return im.r, nil
