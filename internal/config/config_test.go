@@ -88,3 +88,21 @@ func TestValuesThatDoNotParseInTwoComponentsAreBothNamed(t *testing.T) {
 		t.Errorf("error %v, want each variable named with its value", err)
 	}
 }
+
+// A variable that was renamed stops the service rather than being ignored:
+// its operator would otherwise run on a default without knowing.
+func TestARenamedVariableIsRefusedNamingItsNewName(t *testing.T) {
+	for old, name := range map[string]string{
+		"COUNTERS_LIST_CACHE_TTL":     "COUNTERS_LIST_TTL",
+		"COUNTERS_COALESCE_MAX_BATCH": "COUNTERS_COALESCE_MAX_ROUND",
+		"COUNTERS_CACHE_TTL":          "COUNTERS_CACHE_LEASE",
+	} {
+		t.Run(old, func(t *testing.T) {
+			t.Setenv(old, "1s")
+			_, err := config.Load()
+			if err == nil || !strings.HasPrefix(err.Error(), old+": ") || !strings.Contains(err.Error(), name) {
+				t.Errorf("error %v, want one naming %s and %s", err, old, name)
+			}
+		})
+	}
+}
