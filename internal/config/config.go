@@ -40,8 +40,9 @@ func Load() (Config, error) {
 		}
 	}
 	// One component at a time: env's errors name the Go field alone, and
-	// only within one component is a field's name sure to be unique
-	// (MySQL.Timeout and Cache.Timeout are two variables).
+	// two components may have fields of one name (MySQL.Timeout and
+	// Cache.Timeout are two variables). TestAnyVariableThatDoesNotParseIsNamedFirst
+	// holds every variable to its name.
 	var errs []string
 	for _, p := range c.components() {
 		if err := env.Parse(p); err != nil {
