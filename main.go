@@ -33,21 +33,21 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 {
-		code := migratecmd.Run(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
+		code := migratecmd.Run(ctx, cfg.MySQL, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
-	log := newLogger(cfg)
+	log := newLogger(cfg.Log)
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("countersvc stopped", "error", err.Error())
 		os.Exit(1)
 	}
 }
 
-func newLogger(cfg config.Config) *slog.Logger {
+func newLogger(cfg config.Log) *slog.Logger {
 	level, _ := cfg.SlogLevel()
 	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "text" {
+	if cfg.Format == "text" {
 		return slog.New(slog.NewTextHandler(os.Stdout, opts))
 	}
 	return slog.New(slog.NewJSONHandler(os.Stdout, opts))
@@ -73,15 +73,15 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer svc.Close()
 
 	// Bind before saying so.
-	ln, err := listen.Listen(cfg.Addr)
+	ln, err := listen.Listen(cfg.HTTP.Addr)
 	if err != nil {
 		return err
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- svc.App.Listener(ln) }()
 	log.Info("countersvc listening", "addr", ln.Addr().String())
-	if cfg.DebugAddr != "" {
-		go func() { log.Warn("debug server stopped", "error", http.ListenAndServe(cfg.DebugAddr, nil)) }()
+	if cfg.HTTP.DebugAddr != "" {
+		go func() { log.Warn("debug server stopped", "error", http.ListenAndServe(cfg.HTTP.DebugAddr, nil)) }()
 	}
 
 	select {
@@ -90,14 +90,14 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	svc.Drain.Start()
-	log.Info("draining", "for", cfg.ShutdownDrain.String())
+	log.Info("draining", "for", cfg.HTTP.ShutdownDrain.String())
 	select {
 	case err := <-errc:
 		return err
-	case <-time.After(cfg.ShutdownDrain):
+	case <-time.After(cfg.HTTP.ShutdownDrain):
 	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	if err := svc.App.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	log.Info("shutting down", "timeout", cfg.HTTP.ShutdownTimeout.String())
+	if err := svc.App.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 // client sees exactly what goes over the wire.
 func TestIdleOrStalledConnectionsCloseWithoutAnswer(t *testing.T) {
 	e := apptest.New(t, func(c *config.Config) {
-		c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = 300*time.Millisecond, time.Second, 600*time.Millisecond
+		c.HTTP.ReadTimeout, c.HTTP.WriteTimeout, c.HTTP.IdleTimeout = 300*time.Millisecond, time.Second, 600*time.Millisecond
 	})
 	addr := strings.TrimPrefix(e.URL, "http://")
 	tests := []struct {

@@ -52,7 +52,7 @@ func TestEvery503CarriesRetryAfter(t *testing.T) {
 func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
 	m := testenv.StartMariaDB(t)
 	rd := testenv.StartRedis(t)
-	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *config.Config) { c.RedisURL = rd.URL() })
+	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *config.Config) { c.Cache.RedisURL = rd.URL() })
 	for _, tc := range []struct {
 		name         string
 		freeze, thaw func()

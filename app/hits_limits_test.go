@@ -15,8 +15,8 @@ import (
 // limits; 0 leaves a limit off.
 func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
 	return func(c *config.Config) {
-		c.RedisURL = r.URL()
-		c.HitsRateLimit, c.HitsRateWindow, c.HitsDedupWindow = perMinute, time.Minute, dedup
+		c.Cache.RedisURL = r.URL()
+		c.Hits.Limits.Rate, c.Hits.Limits.RateWindow, c.Hits.Limits.DedupWindow = perMinute, time.Minute, dedup
 	}
 }
 
@@ -159,10 +159,10 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testenv.StartRedis(t) // each case its own budgets
 			env := apptest.New(t, hitLimits(r, 1, 0), func(c *config.Config) {
-				c.TrustedProxies = prefixStrings(tc.trusted)
+				c.HTTP.TrustedProxies = prefixStrings(tc.trusted)
 				// A first limit check that timed out on a loaded machine
 				// would let the hit through unspent (fail open).
-				c.RedisTimeout = 5 * time.Second
+				c.Cache.Timeout = 5 * time.Second
 			})
 			env.Hit(t, "hits/p", "X-Forwarded-For: "+tc.first)
 			res := env.Do(t, "GET", "/v1/hits/hits%2Fp", "", "X-Forwarded-For: "+tc.second)

@@ -21,14 +21,14 @@ var camo = []string{"X-Forwarded-For: 140.82.115.9", "User-Agent: github-camo (8
 func proxyEnv(t *testing.T, proxies []string, proxyRate int) *apptest.Env {
 	r := testenv.StartRedis(t)
 	return apptest.New(t, hitLimits(r, 60, 30*time.Second), func(c *config.Config) {
-		c.TrustedProxies = []string{"127.0.0.1/32"}
+		c.HTTP.TrustedProxies = []string{"127.0.0.1/32"}
 		if proxies != nil {
-			c.ImageProxies = proxies
+			c.Hits.ImageProxies = proxies
 		}
-		c.ImageProxyRate = proxyRate
+		c.Hits.Limits.ProxyRate = proxyRate
 		// Budgets come back continuously, one per window/budget: an hour
 		// keeps a slow machine from earning one back within a test.
-		c.HitsRateWindow = time.Hour
+		c.Hits.Limits.RateWindow = time.Hour
 	})
 }
 

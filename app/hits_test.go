@@ -212,7 +212,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 	for _, tc := range tests {
 		env := apptest.New(t, func(c *config.Config) {
 			if tc.prefixes != nil { // nil: the default
-				c.PublicPrefixes = tc.prefixes
+				c.Hits.PublicPrefixes = tc.prefixes
 			}
 		})
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
@@ -319,7 +319,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 
 func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 	const token = "s3cret"
-	env := apptest.New(t, func(c *config.Config) { c.APIToken = token })
+	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = token })
 	auth := "Authorization: Bearer " + token
 	if res := env.Do(t, "PUT", "/v1/counters/hits%2Ft", `{"value": 5}`, auth); res.Status != 201 {
 		t.Fatalf("PUT with token: %d %s", res.Status, res.Body)

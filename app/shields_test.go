@@ -55,7 +55,7 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 // /v1/counters/{name}; a key outside its prefixes is 403 and a bad key 401.
 // Without credentials a private name keeps the public refusal, whoever asks.
 func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
-	env := apptest.New(t, func(c *config.Config) { c.APIToken = "s3cret" })
+	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "s3cret" })
 	admin := bearerOf("s3cret")
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "", admin)
 	reader := createKey(t, env, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`, admin).Secret

@@ -24,10 +24,10 @@ const browser = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like
 func visitorsEnv(t *testing.T, r *testenv.Redis, dsn string) *apptest.Env {
 	t.Helper()
 	opt := func(c *config.Config) {
-		c.RedisURL = r.URL()
-		c.TrustedProxies = []string{"127.0.0.1"}
-		c.LogLevel = "debug"        // the most the log could ever say of a visitor
-		c.VisitorsFlush = time.Hour // the tests flush when they mean to
+		c.Cache.RedisURL = r.URL()
+		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
+		c.Log.Level = "debug"            // the most the log could ever say of a visitor
+		c.Hits.VisitorsFlush = time.Hour // the tests flush when they mean to
 	}
 	if dsn == "" {
 		return apptest.New(t, opt)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
+	"countersvc/internal/deadline"
 )
 
 // Defaults of Options.
@@ -63,7 +64,7 @@ type Options struct {
 	CheckEvery time.Duration // the bounded interval of the checks against MySQL
 	MaxPerAddr int           // open streams per client address
 	MaxStreams int           // open streams in all
-	Timeout    time.Duration // deadline of each MySQL and Redis call; default 3s
+	Timeout    time.Duration // deadline of each MySQL and Redis call (COUNTERS_MYSQL_TIMEOUT); default deadline.Default
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 	Now        func() time.Time
@@ -80,7 +81,7 @@ func (o *Options) defaults() {
 		o.MaxStreams = DefaultMaxStreams
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 3 * time.Second
+		o.Timeout = deadline.Default
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))

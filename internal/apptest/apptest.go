@@ -84,14 +84,14 @@ func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	tb.Helper()
 	cfg := config.Defaults()
-	cfg.MySQLDSN, cfg.RedisURL = dsn, redisURL
+	cfg.MySQL.DSN, cfg.Cache.RedisURL = dsn, redisURL
 	for _, opt := range opts {
 		opt(&cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		tb.Fatal(err)
 	}
-	level, _ := cfg.SlogLevel() // validated
+	level, _ := cfg.Log.SlogLevel() // validated
 	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))

@@ -39,11 +39,11 @@ func TestSentinelFailoverUnderLoadFailsNothingLosesNothingAndIsStaleByLessThanTh
 			dsn := testenv.MySQLDSN(t)
 			var procs []*apptest.Env
 			for range 3 {
-				procs = append(procs, apptest.NewWithDSN(t, dsn, func(c *config.Config) { c.RedisURL = s.URL() }))
+				procs = append(procs, apptest.NewWithDSN(t, dsn, func(c *config.Config) { c.Cache.RedisURL = s.URL() }))
 			}
 			l := newLoad(procs)
 			cfg := config.Defaults()
-			l.staleWithin = cfg.CacheLease + cfg.CacheClockSkew + schedulingTolerance
+			l.staleWithin = cfg.Cache.Lease + cfg.Cache.ClockSkew + schedulingTolerance
 			faulted := make(chan time.Duration, 1)
 			go func() {
 				time.Sleep(at)

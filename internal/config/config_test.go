@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,8 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		{map[string]string{"COUNTERS_LIVE_CHECK_EVERY": "0s"}, "COUNTERS_LIVE_CHECK_EVERY"},
 		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "30s"}, "COUNTERS_LIVE_HEARTBEAT"},
 		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "15s"}, ""},
+		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "soon"}, "COUNTERS_LIVE_HEARTBEAT"},
+		{map[string]string{"COUNTERS_HITS_RATE_LIMIT": "many"}, "COUNTERS_HITS_RATE_LIMIT"},
 	}
 	for _, tt := range tests {
 		for k, v := range tt.env {
@@ -45,11 +48,61 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 			t.Errorf("%v: %v", tt.env, err)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%v: error %v, want one line naming %s", tt.env, err, tt.wantErr)
-		case tt.wantErr == "" && (c.Addr != ":8080" || c.MySQLTimeout != 3*time.Second || !c.Coalesce):
+		case tt.wantErr == "" && (c.HTTP.Addr != ":8080" || c.MySQL.Timeout != 3*time.Second || !c.Coalesce.On):
 			t.Errorf("defaults: %+v", c)
 		}
 		for k := range tt.env {
 			t.Setenv(k, "")
 		}
+	}
+}
+
+// A value that does not parse is named by its variable, whichever
+// component's struct (or struct within one) holds it: env names only the Go
+// field, and Cache.Timeout and MySQL.Timeout share theirs.
+func TestAnyVariableThatDoesNotParseIsNamedFirst(t *testing.T) {
+	eachVariable(reflect.ValueOf(config.Defaults()), func(name string, v reflect.Value) {
+		if v.Kind() == reflect.String || v.Kind() == reflect.Slice {
+			return // any text is a string, and its validation has tests of its own
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, "soon")
+			_, err := config.Load()
+			if err == nil || !strings.HasPrefix(err.Error(), name+": ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line starting with %s", err, name)
+			}
+		})
+	})
+}
+
+func TestValuesThatDoNotParseInTwoComponentsAreBothNamed(t *testing.T) {
+	t.Setenv("COUNTERS_MYSQL_TIMEOUT", "soon")
+	t.Setenv("COUNTERS_REDIS_TIMEOUT", "later")
+	_, err := config.Load()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	parts := strings.Split(err.Error(), "; ")
+	if len(parts) != 2 || !strings.HasPrefix(parts[0], "COUNTERS_MYSQL_TIMEOUT: ") || !strings.Contains(parts[0], `"soon"`) ||
+		!strings.HasPrefix(parts[1], "COUNTERS_REDIS_TIMEOUT: ") || !strings.Contains(parts[1], `"later"`) {
+		t.Errorf("error %v, want each variable named with its value", err)
+	}
+}
+
+// A variable that was renamed stops the service rather than being ignored:
+// its operator would otherwise run on a default without knowing.
+func TestARenamedVariableIsRefusedNamingItsNewName(t *testing.T) {
+	for old, name := range map[string]string{
+		"COUNTERS_LIST_CACHE_TTL":     "COUNTERS_LIST_TTL",
+		"COUNTERS_COALESCE_MAX_BATCH": "COUNTERS_COALESCE_MAX_ROUND",
+		"COUNTERS_CACHE_TTL":          "COUNTERS_CACHE_LEASE",
+	} {
+		t.Run(old, func(t *testing.T) {
+			t.Setenv(old, "1s")
+			_, err := config.Load()
+			if err == nil || !strings.HasPrefix(err.Error(), old+": ") || !strings.Contains(err.Error(), name) {
+				t.Errorf("error %v, want one naming %s and %s", err, old, name)
+			}
+		})
 	}
 }

@@ -21,43 +21,55 @@ import (
 // docs/configuration.md is held to it (TestTheGuideListsEveryVariableWithItsDefault).
 func Defaults() Config {
 	return Config{
-		Addr:            ":8080",
-		MySQLDSN:        "counters:counters@tcp(127.0.0.1:33306)/counters", // the MariaDB scripts/run starts
-		MySQLMaxConns:   storage.DefaultMaxOpenConns,
-		MySQLTimeout:    app.DefaultDBTimeout,
-		MySQLWaitAtBoot: storage.DefaultConnectWait,
-		Coalesce:        true,
-		CoalesceRound:   coalesce.DefaultMaxRound,
-		CoalesceFlight:  coalesce.DefaultMaxInFlight,
-		History:         true,
-		RedisTimeout:    cache.DefaultTimeout,
-		CacheLease:      cache.DefaultLease,
-		CacheClockSkew:  cache.DefaultClockSkew,
-		ListTTL:         counters.DefaultListTTL,
-		BodyLimit:       app.DefaultBodyLimit,
-		ReadTimeout:     app.DefaultReadTimeout,
-		WriteTimeout:    app.DefaultWriteTimeout,
-		IdleTimeout:     app.DefaultIdleTimeout,
-		ShutdownDrain:   5 * time.Second,
-		ShutdownTimeout: 10 * time.Second,
-		LogLevel:        "info",
-		LogFormat:       "json",
-
-		PublicPrefixes:  []string{hits.DefaultPublicPrefix},
-		HitsRateLimit:   60,
-		HitsRateWindow:  time.Minute,
-		HitsDedupWindow: 30 * time.Second,
-		ImageProxies:    []string{"github-camo"},
-		ImageProxyRate:  600,
-		Visitors:        true,
-		VisitorsFlush:   visitors.DefaultFlush,
-
-		LiveMaxPerAddr: live.DefaultMaxPerAddr,
-		LiveMaxStreams: live.DefaultMaxStreams,
-		LiveCheckEvery: live.DefaultCheckEvery,
-		LiveHeartbeat:  app.DefaultHeartbeat,
-
-		WebhookMaxPerKey: webhooks.DefaultMaxPerKey,
-		WebhookWorkers:   webhooks.DefaultWorkers,
+		HTTP: HTTP{
+			Addr:            ":8080",
+			BodyLimit:       app.DefaultBodyLimit,
+			ReadTimeout:     app.DefaultReadTimeout,
+			WriteTimeout:    app.DefaultWriteTimeout,
+			IdleTimeout:     app.DefaultIdleTimeout,
+			ShutdownDrain:   5 * time.Second,
+			ShutdownTimeout: 10 * time.Second,
+		},
+		MySQL: MySQL{
+			DSN:          "counters:counters@tcp(127.0.0.1:33306)/counters", // the MariaDB scripts/run starts
+			MaxOpenConns: storage.DefaultMaxOpenConns,
+			Timeout:      app.DefaultDBTimeout,
+			ConnectWait:  storage.DefaultConnectWait,
+			History:      true,
+		},
+		Cache: Cache{
+			Timeout:   cache.DefaultTimeout,
+			Lease:     cache.DefaultLease,
+			ClockSkew: cache.DefaultClockSkew,
+			ListTTL:   counters.DefaultListTTL,
+		},
+		Coalesce: Coalesce{
+			On:          true,
+			MaxRound:    coalesce.DefaultMaxRound,
+			MaxInFlight: coalesce.DefaultMaxInFlight,
+		},
+		Live: Live{
+			MaxPerAddr: live.DefaultMaxPerAddr,
+			MaxStreams: live.DefaultMaxStreams,
+			CheckEvery: live.DefaultCheckEvery,
+			Heartbeat:  app.DefaultHeartbeat,
+		},
+		Hits: Hits{
+			PublicPrefixes: []string{hits.DefaultPublicPrefix},
+			ImageProxies:   []string{"github-camo"},
+			Limits: HitLimits{
+				Rate:        60,
+				RateWindow:  time.Minute,
+				DedupWindow: 30 * time.Second,
+				ProxyRate:   600,
+			},
+			Visitors:      true,
+			VisitorsFlush: visitors.DefaultFlush,
+		},
+		Webhooks: Webhooks{
+			MaxPerKey: webhooks.DefaultMaxPerKey,
+			Workers:   webhooks.DefaultWorkers,
+		},
+		Log: Log{Level: "info", Format: "json"},
 	}
 }

@@ -28,25 +28,32 @@ func TestTheGuideListsEveryVariableWithItsDefault(t *testing.T) {
 		documented[strings.Trim(strings.TrimSpace(cells[1]), "`")] = strings.TrimSpace(cells[2])
 	}
 
-	d := reflect.ValueOf(config.Defaults())
-	for i := range d.NumField() {
-		f := d.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if name == "" {
-			continue
-		}
+	eachVariable(reflect.ValueOf(config.Defaults()), func(name string, v reflect.Value) {
 		doc, ok := documented[name]
 		if !ok {
 			t.Errorf("%s is not in docs/configuration.md", name)
-			continue
+			return
 		}
-		if !sameDefault(d.Field(i), doc) {
-			t.Errorf("docs/configuration.md gives %s the default %s; it is %v", name, doc, d.Field(i))
+		if !sameDefault(v, doc) {
+			t.Errorf("docs/configuration.md gives %s the default %s; it is %v", name, doc, v)
 		}
 		delete(documented, name)
-	}
+	})
 	for name := range documented {
 		t.Errorf("docs/configuration.md lists %s, which the service does not read", name)
+	}
+}
+
+// eachVariable calls f with every variable's name and value in the struct
+// v, and in the structs nested in it (the components, and theirs).
+func eachVariable(v reflect.Value, f func(name string, v reflect.Value)) {
+	for i := range v.NumField() {
+		field := v.Type().Field(i)
+		if name, _, _ := strings.Cut(field.Tag.Get("env"), ","); name != "" {
+			f(name, v.Field(i))
+		} else if field.Type.Kind() == reflect.Struct {
+			eachVariable(v.Field(i), f)
+		}
 	}
 }
 

@@ -18,19 +18,19 @@ func TestHitSettingsAreReadAndChecked(t *testing.T) {
 		check   func(t *testing.T, c config.Config)
 	}{
 		{"defaults", nil, "", func(t *testing.T, c config.Config) {
-			if !slices.Equal(c.PublicPrefixes, []string{"hits/"}) || c.HitsRateLimit != 60 ||
-				c.HitsRateWindow != time.Minute || c.HitsDedupWindow != 30*time.Second || len(c.TrustedProxies) != 0 {
+			if !slices.Equal(c.Hits.PublicPrefixes, []string{"hits/"}) || c.Hits.Limits.Rate != 60 ||
+				c.Hits.Limits.RateWindow != time.Minute || c.Hits.Limits.DedupWindow != 30*time.Second || len(c.HTTP.TrustedProxies) != 0 {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},
 		{"several prefixes", map[string]string{"COUNTERS_PUBLIC_PREFIXES": "hits/,pub/"}, "", func(t *testing.T, c config.Config) {
-			if !slices.Equal(c.PublicPrefixes, []string{"hits/", "pub/"}) {
-				t.Errorf("prefixes %q", c.PublicPrefixes)
+			if !slices.Equal(c.Hits.PublicPrefixes, []string{"hits/", "pub/"}) {
+				t.Errorf("prefixes %q", c.Hits.PublicPrefixes)
 			}
 		}},
 		{"limits off", map[string]string{"COUNTERS_HITS_RATE_LIMIT": "0", "COUNTERS_HITS_DEDUP_WINDOW": "0s"}, "", nil},
 		{"proxies", map[string]string{"COUNTERS_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1"}, "", func(t *testing.T, c config.Config) {
-			got, err := c.TrustedProxyRanges()
+			got, err := c.HTTP.TrustedProxyRanges()
 			want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")}
 			if err != nil || !slices.Equal(got, want) {
 				t.Errorf("ranges %v, %v; want %v", got, err, want)

@@ -65,8 +65,8 @@ func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 		t.Run(outage.Name, func(t *testing.T) {
 			r := testenv.StartRedis(t)
 			opts := []apptest.Option{hitLimits(r, 100000, 30*time.Second), func(c *config.Config) {
-				c.RedisTimeout = timeout
-				c.TrustedProxies = []string{"127.0.0.1/32"}
+				c.Cache.Timeout = timeout
+				c.HTTP.TrustedProxies = []string{"127.0.0.1/32"}
 			}}
 			a := apptest.New(t, opts...)
 			b := apptest.NewWithDSN(t, a.DSN, opts...)
@@ -133,7 +133,7 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 	r := testenv.StartRedis(t)
 	// A generous Redis deadline: this test is about exactness, and on a
 	// loaded machine a limit that times out lets its hit through.
-	slow := func(c *config.Config) { c.RedisTimeout = 2 * time.Second }
+	slow := func(c *config.Config) { c.Cache.Timeout = 2 * time.Second }
 	a := apptest.New(t, hitLimits(r, 0, 30*time.Second), slow)
 	b := apptest.NewWithDSN(t, a.DSN, hitLimits(r, 0, 30*time.Second), slow)
 	for _, env := range []*apptest.Env{a, b} { // salt fetched, script loaded
@@ -163,7 +163,7 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 // limits.
 func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
 	return func(c *config.Config) {
-		c.RedisURL = r.URL()
-		c.HitsRateLimit, c.HitsRateWindow, c.HitsDedupWindow = perMinute, time.Minute, dedup
+		c.Cache.RedisURL = r.URL()
+		c.Hits.Limits.Rate, c.Hits.Limits.RateWindow, c.Hits.Limits.DedupWindow = perMinute, time.Minute, dedup
 	}
 }

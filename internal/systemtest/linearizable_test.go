@@ -32,7 +32,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 	rs := testenv.StartRedis(t)
 	dsn := testenv.MySQLDSN(t)
 	withCache := func(c *config.Config) {
-		c.RedisURL, c.CacheLease, c.CacheClockSkew, c.RedisTimeout = rs.URL(), lease, skew, timeout
+		c.Cache.RedisURL, c.Cache.Lease, c.Cache.ClockSkew, c.Cache.Timeout = rs.URL(), lease, skew, timeout
 	}
 	procs := []*apptest.Env{apptest.NewWithDSN(t, dsn, withCache), apptest.NewWithDSN(t, dsn, withCache)}
 

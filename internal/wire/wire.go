@@ -81,7 +81,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// MySQL: the store of record.
-	s.DB, err = storage.Open(ctx, cfg.MySQLDSN, storage.Options{MaxOpenConns: cfg.MySQLMaxConns, ConnectWait: cfg.MySQLWaitAtBoot, Log: log})
+	s.DB, err = storage.Open(ctx, cfg.MySQL.DSN, storage.Options{MaxOpenConns: cfg.MySQL.MaxOpenConns, ConnectWait: cfg.MySQL.ConnectWait, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("opening MySQL: %w", err)
 	}
@@ -91,16 +91,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		return nil, fmt.Errorf("preparing statements: %w", err)
 	}
 	s.onClose(s.Store.Close)
-	s.Store.History = cfg.History
+	s.Store.History = cfg.MySQL.History
 	go s.Store.PurgeKeysEvery(ctx, purgeEvery, log)
 	backend := counters.BackendOf(s.Store)
 
 	// Coalescing: concurrent increments as few statements, above the cache
 	// so that one invalidation serves a whole round.
 	var between func(counters.Store) counters.Store
-	if cfg.Coalesce {
+	if cfg.Coalesce.On {
 		between = func(store counters.Store) counters.Store {
-			return coalesce.New(store, coalesce.Options{MaxRound: cfg.CoalesceRound, MaxInFlight: cfg.CoalesceFlight, Registerer: s.Registry,
+			return coalesce.New(store, coalesce.Options{MaxRound: cfg.Coalesce.MaxRound, MaxInFlight: cfg.Coalesce.MaxInFlight, Registerer: s.Registry,
 				Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
 		}
 	}
@@ -108,18 +108,18 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// Redis: read views in front of the store, and the page-hit limits.
 	var rdb redis.UniversalClient
 	switch {
-	case cfg.RedisURL == "":
+	case cfg.Cache.RedisURL == "":
 		log.Info("redis cache disabled: COUNTERS_REDIS_URL is empty")
 		if between != nil {
 			backend.Store = between(backend.Store)
 		}
 	default:
 		cache.LogRedisTo(log)
-		if rdb, err = cache.NewClient(cfg.RedisURL, cfg.RedisTimeout); err != nil {
+		if rdb, err = cache.NewClient(cfg.Cache.RedisURL, cfg.Cache.Timeout); err != nil {
 			return nil, err
 		}
 		s.onClose(rdb.Close)
-		s.Cache = cache.New(backend, rdb, cache.Options{Lease: cfg.CacheLease, ClockSkew: cfg.CacheClockSkew, ListTTL: cfg.ListTTL, Timeout: cfg.RedisTimeout,
+		s.Cache = cache.New(backend, rdb, cache.Options{Lease: cfg.Cache.Lease, ClockSkew: cfg.Cache.ClockSkew, ListTTL: cfg.Cache.ListTTL, Timeout: cfg.Cache.Timeout,
 			Registerer: s.Registry, Log: log, Between: between})
 		s.onClose(s.Cache.Close) // before the client: Close runs closers last first
 		backend = s.Cache.Backend()
@@ -127,7 +127,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 
 	// Webhooks: crossings recorded inside each change's transaction (one
 	// recorder on the change seam), delivered by a relay in every process.
-	hookAPI, err := s.webhooks(ctx, cfg, log)
+	hookAPI, err := s.webhooks(ctx, cfg.Webhooks, log)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +136,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	// Live updates: one observer of the store's change seam. It reads
 	// watched counters from the MySQL store itself (never a cache: a stream
 	// must not go back) and hears other processes over Redis.
-	lo := live.Options{Reader: s.Store, CheckEvery: cfg.LiveCheckEvery, MaxPerAddr: cfg.LiveMaxPerAddr, MaxStreams: cfg.LiveMaxStreams,
-		Timeout: cfg.MySQLTimeout, Registerer: s.Registry, Log: log}
+	lo := live.Options{Reader: s.Store, CheckEvery: cfg.Live.CheckEvery, MaxPerAddr: cfg.Live.MaxPerAddr, MaxStreams: cfg.Live.MaxStreams,
+		Timeout: cfg.MySQL.Timeout, Registerer: s.Registry, Log: log}
 	if s.Cache != nil {
 		lo.Transport = s.Cache.Live()
 	}
@@ -151,18 +151,15 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 	s.Tickets = tickets.NewService(s.TicketStore, s.Counters)
 	var hitLimits hits.Limits
 	if s.Cache != nil { // without Redis, no limits: see cache.NewHitLimits
-		hitLimits = cache.NewHitLimits(s.Cache, cache.HitLimits{
-			Rate: cfg.HitsRateLimit, RateWindow: cfg.HitsRateWindow, DedupWindow: cfg.HitsDedupWindow,
-			ProxyRate: cfg.ImageProxyRate,
-		})
+		hitLimits = cache.NewHitLimits(s.Cache, cache.HitLimits(cfg.Hits.Limits))
 	}
 	// Visitors: salts and sketches in MySQL, counted in process (see
 	// visitors/); the salted identifiers also key the limits.
 	visitorStore := storage.NewVisitorStore(s.DB)
 	clientKeys := visitors.NewKeys(visitorStore, func() time.Time { return s.Store.Now() })
 	historySvc := history.NewService(s.Store, func() time.Time { return s.Store.Now() })
-	if cfg.Visitors {
-		s.Visitors = visitors.New(visitorStore, visitors.Options{Keys: clientKeys, Now: func() time.Time { return s.Store.Now() }, Flush: cfg.VisitorsFlush, Log: log})
+	if cfg.Hits.Visitors {
+		s.Visitors = visitors.New(visitorStore, visitors.Options{Keys: clientKeys, Now: func() time.Time { return s.Store.Now() }, Flush: cfg.Hits.VisitorsFlush, Log: log})
 		historySvc.Visitors = s.Visitors
 		runCtx, stop := context.WithCancel(ctx)
 		stopped := make(chan struct{})
@@ -170,13 +167,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		s.onClose(func() error { stop(); <-stopped; return nil }) // before MySQL closes: the last flush
 	}
 	hitRules := hits.New(s.Counters, hitLimits, hits.Options{
-		PublicPrefixes: cfg.PublicPrefixes, ImageProxies: cfg.ImageProxyAgents(), Registerer: s.Registry, Log: log,
+		PublicPrefixes: cfg.Hits.PublicPrefixes, ImageProxies: cfg.Hits.ImageProxyAgents(), Registerer: s.Registry, Log: log,
 		Keys: clientKeys, Visitors: s.Visitors,
 	})
-	proxies, _ := cfg.TrustedProxyRanges() // validated by config.Load
+	proxies, _ := cfg.HTTP.TrustedProxyRanges() // validated by config.Load
 
 	// API keys: who may reach the private API, and what each key may touch.
-	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.APIToken, LookupTimeout: cfg.MySQLTimeout, Registerer: s.Registry, Log: log})
+	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.Keys.AdminToken, LookupTimeout: cfg.MySQL.Timeout, Registerer: s.Registry, Log: log})
 	go s.Keys.TouchEvery(ctx, touchEvery)
 	if s.Keys.Protected() {
 		log.Warn("COUNTERS_API_TOKEN is unset: the private API answers only clients on this machine (loopback) and API keys; set it to reach the API from elsewhere")
@@ -190,18 +187,18 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 		Log:        log,
 		Registry:   s.Registry,
 		Keys:       s.Keys,
-		BodyLimit:  cfg.BodyLimit,
-		DBTimeout:  cfg.MySQLTimeout,
-		ListTTL:    cfg.ListTTL,
+		BodyLimit:  cfg.HTTP.BodyLimit,
+		DBTimeout:  cfg.MySQL.Timeout,
+		ListTTL:    cfg.Cache.ListTTL,
 		MySQLCheck: s.DB.Check,
 
-		ReadTimeout:  cfg.ReadTimeout,
-		WriteTimeout: cfg.WriteTimeout,
-		IdleTimeout:  cfg.IdleTimeout,
+		ReadTimeout:  cfg.HTTP.ReadTimeout,
+		WriteTimeout: cfg.HTTP.WriteTimeout,
+		IdleTimeout:  cfg.HTTP.IdleTimeout,
 		Drain:        s.Drain,
 
 		Live:          s.Live,
-		LiveHeartbeat: cfg.LiveHeartbeat,
+		LiveHeartbeat: cfg.Live.Heartbeat,
 
 		Hits:           hitRules,
 		TrustedProxies: proxies,
@@ -216,7 +213,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *Service
 
 // webhooks registers the hooks' recorder on the store and starts the
 // relay and the hooks' reloads, which end with ctx.
-func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Logger) (webhooks.API, error) {
+func (s *Service) webhooks(ctx context.Context, cfg config.Webhooks, log *slog.Logger) (webhooks.API, error) {
 	var recorder *storage.HookRecorder
 	reload := func(ctx context.Context) {
 		if err := recorder.Reload(ctx); err != nil {
@@ -254,11 +251,11 @@ func (s *Service) webhooks(ctx context.Context, cfg config.Config, log *slog.Log
 	s.Store.Record(recorder)
 	s.Store.Observe(recorder)
 
-	guard := webhooks.NewGuard(cfg.WebhookAllowPrivate)
-	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.WebhookWorkers, Guard: guard, Registerer: s.Registry, Log: log, Now: now})
+	guard := webhooks.NewGuard(cfg.AllowPrivate)
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.Workers, Guard: guard, Registerer: s.Registry, Log: log, Now: now})
 	recorder.OnRecord = s.Relay.Wake
 	go s.Relay.Run(ctx)
-	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.WebhookMaxPerKey, Guard: guard, Now: now}), nil
+	return webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.MaxPerKey, Guard: guard, Now: now}), nil
 }
 
 // purgeEvery is how often expired idempotency keys are deleted.
