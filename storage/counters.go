@@ -32,7 +32,7 @@ var incrementSQL = incrementStatement(false)
 // Parameters: name, by, now, now, quarter, by, by, by, by.
 var incrementSlotSQL = incrementStatement(true)
 
-// quietIncrementSQL is the increment of a counter that only quiet
+// quietIncrementStatement is the increment of a counter that only quiet
 // recorders want (see QuietRecorder), given the range [lo, hi] within
 // which its changes record nothing: one UPDATE that refuses, as a bound
 // does, a step from or to a value outside it, and with slot adds the step
@@ -198,7 +198,7 @@ func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment
 
 // incrementQuiet is the increment of a counter that recorders want. When
 // they can tell a range within which its changes record nothing, it is one
-// statement, quietIncrementSQL; a step it refuses (a bound, the range, the
+// statement (see quietIncrementStatement); a step it refuses (a bound, the range, the
 // slot) or a counter it does not find is written in one transaction with
 // the recorders, which tells which.
 func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
