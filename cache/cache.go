@@ -14,7 +14,7 @@
 // answered at once; one whose invalidation Redis did not confirm is
 // answered only when every entry that may predate it has expired: Lease
 // (plus Options.ClockSkew) after MySQL answered it: the writes go through
-// the Backend's holdWrites, which waits. See lease.go.
+// the Backend's one wrapper, which waits. See lease.go.
 //
 // Redis is an optimisation only. Every Redis call, the limits' included, has
 // a short deadline and goes through one circuit breaker (redisCalls); when
@@ -47,8 +47,8 @@ type Options struct {
 	Registerer prometheus.Registerer // nil: metrics are not registered
 	Log        *slog.Logger          // default: discard
 
-	// Between, when set, wraps the cache's store on its way to the service,
-	// below the lease wait (see Backend): the coalescer goes there, so that
+	// Between, when set, wraps the store below on the writes' way to it,
+	// under the lease wait (see Backend): the coalescer goes there, so that
 	// one invalidation serves a whole round and a write that waits out the
 	// lease holds up no round.
 	Between func(counters.Store) counters.Store

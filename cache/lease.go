@@ -29,7 +29,7 @@ const DefaultLease = time.Second
 // c + Lease + ClockSkew (the skew covers Redis judging expiry by its own
 // clock): by then no process can find an entry older than it, whether the
 // invalidation ran late, was lost, or never left this process (the wait is
-// in Backend's holdWrites, above the coalescer). A confirmed
+// in the Backend's wrapper, above the coalescer). A confirmed
 // invalidation needs no wait: it replaced the entry's generation, so that
 // fills prepared before the write are refused (fillScript).
 
