@@ -47,6 +47,14 @@ func (c *Client) WatchPrefix(ctx context.Context, prefix string) iter.Seq2[Event
 	return c.watch(ctx, "/events", url.Values{"prefix": {prefix}})
 }
 
+// WatchHits yields the hit count of a page under the service's public
+// prefixes, then each new value, as Watch does; it needs no key, counts no
+// hit, and a page that has none yet starts at 0: what a page shows live
+// (the snippet's data-live).
+func (c *Client) WatchHits(ctx context.Context, name string) iter.Seq2[Event, error] {
+	return c.watch(ctx, "/hits/"+esc(name)+"/events", nil)
+}
+
 func (c *Client) watch(ctx context.Context, path string, q url.Values) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s := &sseStream{retry: c.backoff}

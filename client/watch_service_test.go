@@ -158,6 +158,21 @@ func TestWatchAgainstTheService(t *testing.T) {
 		}
 	})
 
+	t.Run("a page's hits: 0 before the first, then each hit, and watching counts none", func(t *testing.T) {
+		const name = "hits/watched-page"
+		events := watching(t, func(ctx context.Context) iter.Seq2[client.Event, error] { return direct.WatchHits(ctx, name) })
+		if first := nextEvent(t, events); first.Name != name || first.Value != 0 {
+			t.Fatalf("first event %+v, want %s at 0", first, name)
+		}
+		if _, err := direct.Hit(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		untilValue(t, events, 1)
+		if v, err := direct.Get(ctx, name); err != nil || v.Value != 1 {
+			t.Fatalf("Get = %+v, %v; want 1: watching must count no hit", v, err)
+		}
+	})
+
 	t.Run("a cut connection resumes with Last-Event-ID and loses no final value", func(t *testing.T) {
 		const name = "watch/resumed"
 		if _, _, err := direct.Set(ctx, name, 1, client.SetOptions{}); err != nil {
