@@ -31,7 +31,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	if o.Rate <= 0 && o.DedupWindow <= 0 && o.ProxyRate <= 0 {
 		return nil
 	}
-	l := &hitLimits{calls: c.redisCalls}
+	l := &hitLimits{calls: c.redisCalls, others: o.Rate > 0 || o.DedupWindow > 0, proxies: o.ProxyRate > 0}
 	_, cluster := c.rdb.(*redis.ClusterClient)
 	limits := func(rate int, window time.Duration) *pipeline {
 		var period int64
@@ -58,6 +58,17 @@ type hitLimits struct {
 	calls       *redisCalls
 	admits      *pipeline // of admitScript
 	proxyAdmits *pipeline // the same for image proxies' hits: their own budget, no repeats
+	// Whether admits and proxyAdmits check anything: a limit that is off
+	// costs a hit no round trip.
+	others, proxies bool
+}
+
+// Checks implements hits.Limits.
+func (l *hitLimits) Checks(proxy bool) bool {
+	if proxy {
+		return l.proxies
+	}
+	return l.others
 }
 
 // admitScript applies the limits to hits, each named by two keys: the
