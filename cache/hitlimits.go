@@ -90,25 +90,34 @@ func (l *hitLimits) Checks(proxy bool) bool {
 // visitor's earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2
 // marked and the counter created (see Created).
 //
+// A client without a key, which is most of them (a key lasts until its
+// client's budget is whole again: a second after an idle client's hit at
+// the default 60 a minute), is within its budget and starts at now: its
+// key is set by one SET NX, and the GET and the arithmetic only run for a
+// client that has one. That saves a third of the script's commands on most
+// hits.
+//
 // Times are µs since 2017 (as in redis_rate), exact in a Lua number. TIME
 // makes the script non-deterministic, which Redis 5 and later replicate by
 // its effects.
 var admitScript = redis.NewScript(`
 local period, rate, window = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local now
+local now, step, fresh, fresh_ttl
 if rate > 0 then
   local t = redis.call('TIME')
   now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
+  step = period / rate
+  fresh, fresh_ttl = string.format('%.0f', now + step), math.ceil(step / 1000)
 end
 local out = {}
 for i = 1, #KEYS, 2 do
   out[i], out[i + 1] = 1, 0
-  if rate > 0 then
+  if rate > 0 and not redis.call('SET', KEYS[i], fresh, 'NX', 'PX', fresh_ttl) then
     local tat = tonumber(redis.call('GET', KEYS[i]) or now)
     if tat < now then
       tat = now
     end
-    local new_tat = tat + period / rate
+    local new_tat = tat + step
     local allow_at = new_tat - period
     if now < allow_at then
       out[i], out[i + 1] = 0, math.ceil(allow_at - now)
