@@ -42,7 +42,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		}
 		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
-			script: admitScript, width: 2, merge: !cluster,
+			script: admitScript, width: 2, answer: 1, merge: !cluster,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
 		})
 	}
@@ -85,10 +85,10 @@ func (l *hitLimits) Checks(proxy bool) bool {
 // refused hit marks nothing.
 //
 // ARGV: the period in µs and the rate (0 and 0: no rate limit), the dedup
-// window in ms (0: no dedup). For each hit it answers two numbers: 0 and
-// the µs to wait when the budget is spent, else 1 and what it knew of the
-// visitor's earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2
-// marked and the counter created (see Created).
+// window in ms (0: no dedup). For each hit it answers one number: minus the
+// µs to wait when the budget is spent, else what it knew of the visitor's
+// earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2 marked and
+// the counter created (see Created).
 //
 // A client without a key, which is most of them (a key lasts until its
 // client's budget is whole again: a second after an idle client's hit at
@@ -109,9 +109,10 @@ if rate > 0 then
   step = period / rate
   fresh, fresh_ttl = string.format('%.0f', now + step), math.ceil(step / 1000)
 end
-local out = {}
+local out, n = {}, 0
 for i = 1, #KEYS, 2 do
-  out[i], out[i + 1] = 1, 0
+  n = n + 1
+  out[n] = 0
   if rate > 0 and not redis.call('SET', KEYS[i], fresh, 'NX', 'PX', fresh_ttl) then
     local tat = tonumber(redis.call('GET', KEYS[i]) or now)
     if tat < now then
@@ -120,13 +121,13 @@ for i = 1, #KEYS, 2 do
     local new_tat = tat + step
     local allow_at = new_tat - period
     if now < allow_at then
-      out[i], out[i + 1] = 0, math.ceil(allow_at - now)
+      out[n] = -math.ceil(allow_at - now)
     else
       redis.call('SET', KEYS[i], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
     end
   end
-  if out[i] == 1 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
-    out[i + 1] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
+  if out[n] == 0 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
+    out[n] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
   end
 end
 return out
@@ -145,10 +146,10 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	switch {
 	case err != nil:
 		return 0, hits.None, err
-	case res[0] == 0:
-		return time.Duration(max(res[1], 1)) * time.Microsecond, hits.None, nil
-	case res[1] >= int64(hits.None) && res[1] <= int64(hits.Created):
-		return 0, hits.Earlier(res[1]), nil
+	case res[0] < 0:
+		return time.Duration(-res[0]) * time.Microsecond, hits.None, nil
+	case res[0] <= int64(hits.Created):
+		return 0, hits.Earlier(res[0]), nil
 	}
 	return 0, hits.None, errUnexpected
 }

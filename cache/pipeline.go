@@ -49,7 +49,8 @@ type pipeline struct {
 
 	script *redis.Script // of callScript
 	args   []any         // the script's arguments, the same for every call
-	width  int           // keys of each script call, and answers to it
+	width  int           // keys of each script call
+	answer int           // numbers the script answers each call
 	merge  bool          // one script call for a whole pipeline
 
 	q *batch.Queue[*queued, struct{}]
@@ -88,7 +89,7 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 }
 
 // callScript runs the pipeline's script on keys (p.width of them) and
-// returns its p.width answers. It gives up one timeout after since, when
+// returns its p.answer answers. It gives up one timeout after since, when
 // the request began its work with Redis.
 func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...string) ([]int64, error) {
 	q := &queued{keys: keys, deadline: since.Add(p.calls.timeout)}
@@ -98,10 +99,10 @@ func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...stri
 	if q.answerErr != nil {
 		return nil, q.answerErr
 	}
-	if len(q.answers) < q.at+p.width {
+	if len(q.answers) < q.at+p.answer {
 		return nil, errUnexpected
 	}
-	return q.answers[q.at : q.at+p.width : q.at+p.width], nil
+	return q.answers[q.at : q.at+p.answer : q.at+p.answer], nil
 }
 
 // wait queues q and waits until it is answered or its context ends (that
@@ -203,7 +204,7 @@ func (p *pipeline) execSome(ctx context.Context, batch []*queued) error {
 		keys := make([]string, 0, len(merged)*p.width)
 		for i, q := range merged {
 			keys = append(keys, q.keys...)
-			q.at = i * p.width
+			q.at = i * p.answer
 		}
 		cmd := p.script.EvalSha(ctx, pipe, keys, p.args...)
 		for _, q := range merged {
