@@ -33,20 +33,23 @@ func (t trustedProxies) clientAddr(c *fiber.Ctx) netip.Addr {
 	if len(t) == 0 || !t.contains(addr) {
 		return addr
 	}
-	hops := strings.Split(c.Get(fiber.HeaderXForwardedFor), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		hop, ok := parseHop(hops[i])
+	// From the right, entry by entry, without splitting the header into a
+	// slice first: this runs on every request behind a proxy.
+	hops := c.Get(fiber.HeaderXForwardedFor)
+	for {
+		comma := strings.LastIndexByte(hops, ',')
+		hop, ok := parseHop(hops[comma+1:])
 		if !ok {
 			// Garbage in the chain: everything left of it is unreliable,
 			// so the last proxy that wrote it is the client we know.
 			return addr
 		}
 		addr = hop
-		if !t.contains(addr) {
+		if !t.contains(addr) || comma < 0 {
 			return addr
 		}
+		hops = hops[:comma]
 	}
-	return addr
 }
 
 // local reports whether the client is on this machine: its address is

@@ -31,7 +31,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	if o.Rate <= 0 && o.DedupWindow <= 0 && o.ProxyRate <= 0 {
 		return nil
 	}
-	l := &hitLimits{calls: c.redisCalls}
+	l := &hitLimits{calls: c.redisCalls, others: o.Rate > 0 || o.DedupWindow > 0, proxies: o.ProxyRate > 0}
 	_, cluster := c.rdb.(*redis.ClusterClient)
 	limits := func(rate int, window time.Duration) *pipeline {
 		var period int64
@@ -42,7 +42,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		}
 		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
-			script: admitScript, width: 2, merge: !cluster,
+			script: admitScript, width: 2, answer: 1, merge: !cluster,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
 		})
 	}
@@ -58,6 +58,17 @@ type hitLimits struct {
 	calls       *redisCalls
 	admits      *pipeline // of admitScript
 	proxyAdmits *pipeline // the same for image proxies' hits: their own budget, no repeats
+	// Whether admits and proxyAdmits check anything: a limit that is off
+	// costs a hit no round trip.
+	others, proxies bool
+}
+
+// Checks implements hits.Limits.
+func (l *hitLimits) Checks(proxy bool) bool {
+	if proxy {
+		return l.proxies
+	}
+	return l.others
 }
 
 // admitScript applies the limits to hits, each named by two keys: the
@@ -74,39 +85,49 @@ type hitLimits struct {
 // refused hit marks nothing.
 //
 // ARGV: the period in µs and the rate (0 and 0: no rate limit), the dedup
-// window in ms (0: no dedup). For each hit it answers two numbers: 0 and
-// the µs to wait when the budget is spent, else 1 and what it knew of the
-// visitor's earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2
-// marked and the counter created (see Created).
+// window in ms (0: no dedup). For each hit it answers one number: minus the
+// µs to wait when the budget is spent, else what it knew of the visitor's
+// earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2 marked and
+// the counter created (see Created).
+//
+// A client without a key, which is most of them (a key lasts until its
+// client's budget is whole again: a second after an idle client's hit at
+// the default 60 a minute), is within its budget and starts at now: its
+// key is set by one SET NX, and the GET and the arithmetic only run for a
+// client that has one. That saves a third of the script's commands on most
+// hits.
 //
 // Times are µs since 2017 (as in redis_rate), exact in a Lua number. TIME
 // makes the script non-deterministic, which Redis 5 and later replicate by
 // its effects.
 var admitScript = redis.NewScript(`
 local period, rate, window = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local now
+local now, step, fresh, fresh_ttl
 if rate > 0 then
   local t = redis.call('TIME')
   now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
+  step = period / rate
+  fresh, fresh_ttl = string.format('%.0f', now + step), math.ceil(step / 1000)
 end
-local out = {}
+local out, n = {}, 0
 for i = 1, #KEYS, 2 do
-  out[i], out[i + 1] = 1, 0
-  if rate > 0 then
+  n = n + 1
+  out[n] = 0
+  if rate > 0 and not redis.call('SET', KEYS[i], fresh, 'NX', 'PX', fresh_ttl) then
     local tat = tonumber(redis.call('GET', KEYS[i]) or now)
     if tat < now then
       tat = now
     end
-    local new_tat = tat + period / rate
+    local new_tat = tat + step
     local allow_at = new_tat - period
     if now < allow_at then
-      out[i], out[i + 1] = 0, math.ceil(allow_at - now)
+      out[n] = -math.ceil(allow_at - now)
     else
       redis.call('SET', KEYS[i], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
     end
   end
-  if out[i] == 1 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
-    out[i + 1] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
+  if out[n] == 0 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
+    out[n] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
   end
 end
 return out
@@ -125,10 +146,10 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	switch {
 	case err != nil:
 		return 0, hits.None, err
-	case res[0] == 0:
-		return time.Duration(max(res[1], 1)) * time.Microsecond, hits.None, nil
-	case res[1] >= int64(hits.None) && res[1] <= int64(hits.Created):
-		return 0, hits.Earlier(res[1]), nil
+	case res[0] < 0:
+		return time.Duration(-res[0]) * time.Microsecond, hits.None, nil
+	case res[0] <= int64(hits.Created):
+		return 0, hits.Earlier(res[0]), nil
 	}
 	return 0, hits.None, errUnexpected
 }

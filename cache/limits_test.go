@@ -81,6 +81,31 @@ func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 
 // Two limiters stand for two processes of the service: one budget per
 // client between them.
+// A limit that is off costs the hits it would check no round trip: the
+// limits say which hits they check, and hits.Service sends them no other.
+func TestLimitsCheckOnlyTheHitsOfTheLimitsThatAreOn(t *testing.T) {
+	rdb := testenv.StartRedis(t).DeadlineClient(t)
+	tests := []struct {
+		name                string
+		o                   cache.HitLimits
+		wantOthers, wantPxy bool
+	}{
+		{"rate limit only", cache.HitLimits{Rate: 60, RateWindow: time.Minute}, true, false},
+		{"repeat window only", cache.HitLimits{DedupWindow: time.Minute}, true, false},
+		{"image proxies' budget only", cache.HitLimits{ProxyRate: 600, RateWindow: time.Minute}, false, true},
+		{"all on", cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute, ProxyRate: 600}, true, true},
+	}
+	for _, tc := range tests {
+		l := hitLimits(t, rdb, tc.o, limitTimeout)
+		if got := l.Checks(false); got != tc.wantOthers {
+			t.Errorf("%s: Checks(false) = %v, want %v", tc.name, got, tc.wantOthers)
+		}
+		if got := l.Checks(true); got != tc.wantPxy {
+			t.Errorf("%s: Checks(true) = %v, want %v", tc.name, got, tc.wantPxy)
+		}
+	}
+}
+
 func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
 	r := testenv.StartRedis(t)
 	a := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)

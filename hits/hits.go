@@ -185,7 +185,7 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 // read): the hit is then counted without limits, and as no visitor.
 func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
 	hit := Hit{Name: v.Name, Proxy: s.ImageProxy(v.UserAgent)}
-	if s.limits == nil && s.visitors == nil {
+	if !s.checks(hit) && s.visitors == nil {
 		return hit, nil
 	}
 	day, err := s.keys.Today(ctx)
@@ -245,7 +245,7 @@ func (s *Service) current(ctx context.Context, name string) (int64, error) {
 // nothing is marked: the hit's later calls to the limits are skipped, so
 // that a failing Redis costs a hit one timeout at most.
 func (s *Service) admit(ctx context.Context, h Hit, known bool) (earlier Earlier, marked bool, err error) {
-	if s.limits == nil || !known {
+	if !s.checks(h) || !known {
 		return None, false, nil
 	}
 	wait, earlier, err := s.limits.Admit(ctx, h)
@@ -259,6 +259,11 @@ func (s *Service) admit(ctx context.Context, h Hit, known bool) (earlier Earlier
 	}
 	return earlier, earlier == None && !h.Proxy, nil
 }
+
+// checks reports whether the limits check anything for h: a service with
+// only the image proxies' budget on (the rate limit and the repeat window
+// off) asks Redis nothing about other hits.
+func (s *Service) checks(h Hit) bool { return s.limits != nil && s.limits.Checks(h.Proxy) }
 
 // created records that h created its counter.
 func (s *Service) created(ctx context.Context, h Hit) {

@@ -80,6 +80,10 @@ func TestCountRules(t *testing.T) {
 		{name: "limits that failed are not asked to forget",
 			limits: &fakeLimits{err: errRedis}, incrErr: unavailable, visit: firefox,
 			wantCode: counters.EUNAVAILABLE, wantStored: -1, wantFailed: "admit"},
+		{name: "limits that check nothing for the client are not asked",
+			stored: map[string]int64{"hits/a": 7},
+			limits: &fakeLimits{off: true, wait: time.Second, earlier: hits.Pending}, visit: firefox,
+			want: 8, wantStored: 8, wantResult: "counted"},
 		{name: "a failed created is counted",
 			limits: &fakeLimits{createdErr: errRedis}, visit: firefox,
 			want: 1, wantStored: 1, wantResult: "counted", wantCreated: true, wantFailed: "created"},
@@ -136,7 +140,7 @@ func TestCountRules(t *testing.T) {
 			if tc.limits != nil && tc.limits.created != tc.wantCreated {
 				t.Errorf("created = %v, want %v", tc.limits.created, tc.wantCreated)
 			}
-			if tc.visit.Head || tc.wantCode == counters.EPERMISSION {
+			if tc.visit.Head || tc.wantCode == counters.EPERMISSION || tc.limits != nil && tc.limits.off {
 				if n := tc.limits.asked(); n != 0 {
 					t.Errorf("limits asked %d times, want none", n)
 				}
@@ -337,6 +341,7 @@ func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int6
 
 // fakeLimits answers every Admit with wait, earlier and err.
 type fakeLimits struct {
+	off          bool          // checks nothing (only the image proxies' budget is on)
 	wait         time.Duration // the budget is spent
 	earlier      hits.Earlier  // every hit's earlier hit
 	err          error
@@ -361,6 +366,8 @@ func (f *fakeLimits) Admit(_ context.Context, h hits.Hit) (time.Duration, hits.E
 	f.hit = h
 	return f.wait, f.earlier, f.err
 }
+
+func (f *fakeLimits) Checks(bool) bool { return !f.off }
 
 func (f *fakeLimits) Created(context.Context, hits.Hit) error {
 	f.created = true

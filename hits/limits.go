@@ -10,6 +10,10 @@ import (
 // shares them. Both are checked in one call, because a page hit should cost
 // its limits one round trip, not one per limit.
 type Limits interface {
+	// Checks reports whether Admit checks anything for a hit of a known
+	// image proxy (proxy) or of any other client: when it does not, the
+	// hit is not identified for the limits, nor sent to them.
+	Checks(proxy bool) bool
 	// Admit takes one hit from the budget of h.Client. If the budget is
 	// spent it returns how long the client must wait, and nothing else
 	// happens. Otherwise it returns what it knows of h.Visitor's earlier

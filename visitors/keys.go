@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
-	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,9 +47,21 @@ type Keys struct {
 // DayKey is one UTC day's salt, with HMACs keyed by it for reuse: keying
 // one costs two SHA-256 blocks and a few allocations, on every page hit.
 type DayKey struct {
-	day  int64 // UTC days since 1970
-	macs sync.Pool
+	day  int64     // UTC days since 1970
+	macs sync.Pool // of *keyedMAC
 }
+
+// keyedMAC is an HMAC under a day's salt with a buffer for its input,
+// which it takes in one write: hash.Hash takes no string, and writing
+// each part would copy it to the heap first.
+type keyedMAC struct {
+	mac hash.Hash
+	in  []byte
+}
+
+// macInputKept bounds the input buffer a pooled keyedMAC keeps (a long
+// User-Agent would otherwise stay in the pool).
+const macInputKept = 1 << 10
 
 // NewKeys returns the keys under the salts; now is the clock that says
 // which day it is (nil: time.Now).
@@ -91,17 +102,23 @@ func (d *DayKey) Day() int64 { return d.day }
 // ID returns HMAC(the day's salt, parts). Each part is length-prefixed so
 // that ("a\x00b", "c") and ("a", "b\x00c") differ.
 func (d *DayKey) ID(parts ...string) ID {
-	mac := d.macs.Get().(hash.Hash)
-	defer d.macs.Put(mac)
-	mac.Reset()
-	var buf [sha256.Size]byte
+	m := d.macs.Get().(*keyedMAC)
+	in := m.in[:0]
 	for _, p := range parts {
-		binary.BigEndian.PutUint64(buf[:8], uint64(len(p)))
-		mac.Write(buf[:8])
-		io.WriteString(mac, p)
+		in = binary.BigEndian.AppendUint64(in, uint64(len(p)))
+		in = append(in, p...)
 	}
+	m.mac.Reset()
+	m.mac.Write(in)
+	sum := m.mac.Sum(in[:0])
 	var id ID
-	copy(id[:], mac.Sum(buf[:0]))
+	copy(id[:], sum)
+	if cap(sum) <= macInputKept {
+		m.in = sum[:0]
+	} else {
+		m.in = nil
+	}
+	d.macs.Put(m)
 	return id
 }
 
@@ -121,7 +138,7 @@ func (k *Keys) Today(ctx context.Context) (*DayKey, error) {
 			return nil, err
 		}
 		d := &DayKey{day: day}
-		d.macs.New = func() any { return hmac.New(sha256.New, salt) }
+		d.macs.New = func() any { return &keyedMAC{mac: hmac.New(sha256.New, salt), in: make([]byte, 0, 256)} }
 		if cur := k.cur.Load(); cur == nil || cur.day < day {
 			k.cur.CompareAndSwap(cur, d) // a lost race leaves another's, as new
 		}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Call is one caller's request, as the batch that takes it sees it.
@@ -92,6 +93,13 @@ type Options[T, R any] struct {
 	// about each waiting call in arrival order (calls whose context has
 	// ended are left out before it). Default: take them all.
 	Choose func() func(req T) Verdict
+	// Linger is how long a sender that finds the queue empty waits for
+	// the next call before it ends. A sender started afresh for every busy
+	// spell starts on a small stack and grows it again each time (a Redis
+	// pipeline's sender runs deep in go-redis); one that lingers keeps it.
+	// It waits for nothing else: a call that arrives wakes it at once.
+	// Default 0: a sender ends as soon as the queue is empty.
+	Linger time.Duration
 	// Taken and Done are told of each batch when it is taken and when it
 	// has run. They, the chooser, and Choose run under the queue's lock: the
 	// state they share (say, what is in flight) needs no lock of its own.
@@ -106,6 +114,8 @@ type Queue[T, R any] struct {
 	mu       sync.Mutex
 	pending  []*Call[T, R]
 	inFlight int
+	parked   int           // lingering senders no call has woken yet
+	wake     chan struct{} // one token a woken sender; capacity MaxInFlight
 }
 
 // New returns a queue whose batches run does; alone says that the batch is
@@ -113,7 +123,7 @@ type Queue[T, R any] struct {
 func New[T, R any](run func(batch []*Call[T, R], alone bool), o Options[T, R]) *Queue[T, R] {
 	o.MaxInFlight = max(o.MaxInFlight, 1)
 	o.GrowAt = max(o.GrowAt, 1)
-	return &Queue[T, R]{run: run, o: o}
+	return &Queue[T, R]{run: run, o: o, wake: make(chan struct{}, o.MaxInFlight)}
 }
 
 // Do queues req and waits for its answer, or until ctx ends (an
@@ -131,7 +141,7 @@ func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
 		q.ran(batch)
 		// Calls that queued meanwhile keep this batch's place.
 		if len(q.pending) > 0 {
-			go q.drain()
+			q.send()
 		} else {
 			q.inFlight--
 		}
@@ -142,7 +152,7 @@ func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
 	q.pending = append(q.pending, c)
 	if q.inFlight < q.o.MaxInFlight && len(q.pending) >= q.o.GrowAt*q.inFlight {
 		q.inFlight++
-		go q.drain()
+		q.send()
 	}
 	q.mu.Unlock()
 
@@ -184,13 +194,29 @@ func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
 	}
 }
 
-// drain runs batches until none is left to take, then gives up its place.
+// send puts a sender to work on the place in flight its caller took: a
+// lingering one if there is, else a new one. Caller holds mu.
+func (q *Queue[T, R]) send() {
+	if q.parked > 0 {
+		q.parked--
+		q.wake <- struct{}{}
+		return
+	}
+	go q.drain()
+}
+
+// drain runs batches until none is left to take, then gives up its place,
+// and lingers (Options.Linger) in case a call wakes it for another spell.
 func (q *Queue[T, R]) drain() {
+	var idle *time.Timer
 	q.mu.Lock()
 	for {
 		batch := q.take()
 		if len(batch) == 0 {
 			q.inFlight--
+			if q.linger(&idle) {
+				continue // a caller gave it a place in flight again
+			}
 			q.mu.Unlock()
 			return
 		}
@@ -199,6 +225,35 @@ func (q *Queue[T, R]) drain() {
 		q.run(batch, false)
 		q.mu.Lock()
 		q.ran(batch)
+	}
+}
+
+// linger waits, without mu, until a caller wakes the sender (true) or
+// Options.Linger passes (false). Caller holds mu, and does on return.
+func (q *Queue[T, R]) linger(idle **time.Timer) bool {
+	if q.o.Linger <= 0 {
+		return false
+	}
+	q.parked++
+	q.mu.Unlock()
+	if *idle == nil {
+		*idle = time.NewTimer(q.o.Linger)
+	} else {
+		(*idle).Reset(q.o.Linger)
+	}
+	select {
+	case <-q.wake:
+		q.mu.Lock()
+		return true
+	case <-(*idle).C:
+	}
+	q.mu.Lock()
+	select {
+	case <-q.wake: // a caller woke it as it gave up
+		return true
+	default:
+		q.parked--
+		return false
 	}
 }
 

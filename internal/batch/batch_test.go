@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,43 +220,122 @@ func TestTheChooserShapesEachBatch(t *testing.T) {
 	}
 }
 
+// Also with senders that linger between spells: a call may wake one as
+// it gives up, and the places in flight stay bounded all the same.
 func TestMaxInFlightBoundsTheBatchesThatRunAtOnce(t *testing.T) {
-	var running, most atomic.Int32
-	var taken, done atomic.Int32
-	const max = 3
-	q := batch.New(func(b []*batch.Call[int, int], _ bool) {
-		n := running.Add(1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+	for _, linger := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprint("linger ", linger), func(t *testing.T) {
+			var running, most atomic.Int32
+			var taken, done atomic.Int32
+			const max = 3
+			q := batch.New(func(b []*batch.Call[int, int], _ bool) {
+				n := running.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(time.Millisecond)
+				running.Add(-1)
+				for _, c := range b {
+					c.Answer(c.Req, nil)
+				}
+			}, batch.Options[int, int]{MaxInFlight: max, Inline: true, Linger: linger,
+				Taken: func(b []*batch.Call[int, int]) { taken.Add(int32(len(b))) },
+				Done:  func(b []*batch.Call[int, int]) { done.Add(int32(len(b))) }})
+			var wg sync.WaitGroup
+			const calls = 2000
+			for i := range calls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%3 == 0 {
+						time.Sleep(time.Duration(i%7) * time.Millisecond) // spells apart, around the linger
+					}
+					if v, err := q.Do(context.Background(), i); v != i || err != nil {
+						t.Errorf("call %d: %d, %v", i, v, err)
+					}
+				}()
+			}
+			wg.Wait()
+			if m := most.Load(); m > max {
+				t.Fatalf("%d batches ran at once, want at most %d", m, max)
+			}
+			// Done is told once a batch has run, which is after it
+			// answered its calls: the last one may still be on its way.
+			for end := time.Now().Add(10 * time.Second); done.Load() < calls && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			if taken.Load() != calls || done.Load() != calls {
+				t.Fatalf("Taken saw %d calls and Done %d, want %d each", taken.Load(), done.Load(), calls)
+			}
+		})
+	}
+}
+
+// goroutineID is the id of the calling goroutine, from its stack trace.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// A sender that lingers serves the next busy spell itself, however many
+// come, while one that does not ends with its spell: each spell then gets
+// a new goroutine.
+func TestALingeringSenderServesTheNextSpells(t *testing.T) {
+	tests := []struct {
+		linger      time.Duration
+		wantSenders int
+	}{
+		{0, 20},
+		{time.Minute, 1},
+	}
+	for _, tc := range tests {
+		before := runtime.NumGoroutine()
+		senders := map[string]bool{}
+		q := batch.New(func(b []*batch.Call[int, int], _ bool) {
+			senders[goroutineID()] = true // one batch at a time: no lock needed
+			for _, c := range b {
+				c.Answer(c.Req, nil)
+			}
+		}, batch.Options[int, int]{Linger: tc.linger})
+		for i := range 20 {
+			if v, err := q.Do(context.Background(), i); v != i || err != nil {
+				t.Fatalf("linger %v, call %d: %d, %v", tc.linger, i, v, err)
+			}
+			if tc.linger == 0 {
+				waitGoroutines(t, before) // the sender has found the queue empty and ended
+			}
 		}
-		time.Sleep(time.Millisecond)
-		running.Add(-1)
+		if got := len(senders); got != tc.wantSenders {
+			t.Errorf("linger %v: %d senders ran 20 spells, want %d", tc.linger, got, tc.wantSenders)
+		}
+	}
+}
+
+// A lingering sender that no call wakes ends after Linger: an idle queue
+// keeps no goroutine, and the next call starts a sender again.
+func TestALingeringSenderEndsWhenNoCallComes(t *testing.T) {
+	before := runtime.NumGoroutine()
+	q := batch.New(func(b []*batch.Call[int, int], _ bool) {
 		for _, c := range b {
 			c.Answer(c.Req, nil)
 		}
-	}, batch.Options[int, int]{MaxInFlight: max, Inline: true,
-		Taken: func(b []*batch.Call[int, int]) { taken.Add(int32(len(b))) },
-		Done:  func(b []*batch.Call[int, int]) { done.Add(int32(len(b))) }})
-	var wg sync.WaitGroup
-	const calls = 2000
-	for i := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if v, err := q.Do(context.Background(), i); v != i || err != nil {
-				t.Errorf("call %d: %d, %v", i, v, err)
-			}
-		}()
+	}, batch.Options[int, int]{Linger: 10 * time.Millisecond})
+	for i := range 2 {
+		if v, err := q.Do(context.Background(), i); v != i || err != nil {
+			t.Fatalf("call %d: %d, %v", i, v, err)
+		}
+		waitGoroutines(t, before)
 	}
-	wg.Wait()
-	if m := most.Load(); m > max {
-		t.Fatalf("%d batches ran at once, want at most %d", m, max)
-	}
-	// Done is told once a batch has run, which is after it answered its
-	// calls: the last one may still be on its way.
-	for end := time.Now().Add(10 * time.Second); done.Load() < calls && time.Now().Before(end); {
-		time.Sleep(time.Millisecond)
-	}
-	if taken.Load() != calls || done.Load() != calls {
-		t.Fatalf("Taken saw %d calls and Done %d, want %d each", taken.Load(), done.Load(), calls)
+}
+
+// waitGoroutines waits until no more than n goroutines run: the senders
+// have ended.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines, want %d: a sender did not end", runtime.NumGoroutine(), n)
+		}
 	}
 }
