@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,10 +178,12 @@ func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 	dsn := testenv.MySQLDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true"}
 	committer, other := startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)
-	// The first call hangs until its caller goes away: a committer that got
-	// as far as calling dies during the call.
+	// A call that comes before the kill hangs until its caller goes away:
+	// a committer that got as far as calling dies during the call. One
+	// killed before it called leaves the whole delivery to the other.
+	var dead atomic.Bool
 	rcv := newHookReceiver(t, func(n int, r *http.Request) int {
-		if n == 0 {
+		if !dead.Load() {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(20 * time.Second):
@@ -194,6 +197,7 @@ func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 	if status, out := send(t, "POST", committer.url+"/v1/counters/kill%2Fx/increment", ""); status != 200 {
 		t.Fatalf("increment: %d %s", status, out)
 	}
+	dead.Store(true)
 	committer.cmd.Process.Kill()
 	killed := time.Now()
 
