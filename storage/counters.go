@@ -187,10 +187,7 @@ func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment
 	if err == nil {
 		return res.LastInsertId()
 	}
-	if mysqlErrNumber(err) != erBadNull {
-		return 0, err
-	}
-	if err := s.flushSlots(ctx, []string{inc.Name}, q); err != nil {
+	if again, err := s.refused(ctx, err, true, now, inc.Name); !again {
 		return 0, err
 	}
 	return s.incrementInExchange(ctx, inc, now, false)
@@ -215,8 +212,7 @@ func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Incremen
 	} else {
 		res, err = s.quietStmts[0].ExecContext(ctx, by, by, lo, hi, by, lo, hi, by, now, inc.Name)
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		n, err := res.RowsAffected()
 		if err != nil {
 			return 0, err
@@ -224,12 +220,8 @@ func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Incremen
 		if n == 1 {
 			return res.LastInsertId()
 		} // else there is no such counter yet
-	case mysqlErrNumber(err) != erBadNull:
+	} else if again, err := s.refused(ctx, err, slot, now, inc.Name); !again {
 		return 0, err
-	case slot:
-		if err := s.flushSlots(ctx, []string{inc.Name}, q); err != nil {
-			return 0, err
-		}
 	}
 	return s.incrementInExchange(ctx, inc, now, true)
 }

@@ -14,7 +14,7 @@ import (
 const (
 	erDupEntry           = 1062
 	erNoSuchTable        = 1146
-	erBadNull            = 1048 // a counter statement's way of refusing a bound
+	erBadNull            = 1048 // a counter statement's way of refusing a step (a bound; the history slot, a quiet range: see refused)
 	erWarnDataOutOfRange = 1264
 	erDataOutOfRange     = 1690
 	erLockWaitTimeout    = 1205

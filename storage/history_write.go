@@ -142,6 +142,24 @@ func (s *CounterStore) addHistory(ctx context.Context, ex Execer, changes []coun
 // other writers, which also tells a bound's refusal from the slot's. So
 // each counter pays that once a quarter hour in which it changes.
 
+// refused reports whether err is a one-statement write's refusal (error
+// 1048: a bound, a slot of another quarter, a quiet range), after which
+// the write goes the other writers' way, which tells which refused. With
+// slot it first moves the slots of names that hold another quarter than
+// now's (flushSlots), so that their next steps fit them again. Any other
+// error, or one of the move, is returned.
+func (s *CounterStore) refused(ctx context.Context, err error, slot bool, now time.Time, names ...string) (bool, error) {
+	if mysqlErrNumber(err) != erBadNull {
+		return false, err
+	}
+	if slot {
+		if err := s.flushSlots(ctx, names, quarterNumber(now)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // quarterNumber is the quarter hour of t, counted from 1970-01-01 UTC: the
 // slot's history_quarter.
 func quarterNumber(t time.Time) int64 {

@@ -135,14 +135,14 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 // refusal exactly.
 func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time) (map[string]int64, error) {
 	values, err := s.incrementManyReturning(ctx, sorted, now, true)
-	if mysqlErrNumber(err) != erBadNull {
-		return values, err
+	if err == nil {
+		return values, nil
 	}
 	names := make([]string, len(sorted))
 	for i, d := range sorted {
 		names[i] = d.Name
 	}
-	if err := s.flushSlots(ctx, names, quarterNumber(now)); err != nil {
+	if again, err := s.refused(ctx, err, true, now, names...); !again {
 		return nil, err
 	}
 	return s.incrementManyInTx(ctx, sorted, now, false)
