@@ -42,7 +42,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		}
 		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
-			script: admitScript, width: 2, answer: 1, merge: !cluster,
+			script: admitScript, width: 1, argWidth: 1, answer: 1, merge: !cluster,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
 		})
 	}
@@ -51,9 +51,9 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	return l
 }
 
-// hitLimits keeps both limits of a hit in two small Redis keys of the
-// client, checked together by admitScript: a page hit costs its limits one
-// run of the script, shared with the concurrent hits of its pipeline.
+// hitLimits keeps both limits of a client's hits in one small Redis hash
+// per client, checked together by admitScript: a page hit costs its limits
+// one run of the script, shared with the concurrent hits of its pipeline.
 type hitLimits struct {
 	calls       *redisCalls
 	admits      *pipeline // of admitScript
@@ -71,78 +71,120 @@ func (l *hitLimits) Checks(proxy bool) bool {
 	return l.others
 }
 
-// admitScript applies the limits to hits, each named by two keys: the
-// client's rate key and the visitor's mark of the name. Both carry the
-// client's hash tag, so that on Redis Cluster a hit's keys live on one node
-// (there each hit is a call of its own; on one server a pipeline's hits are
-// one call).
+// admitScript applies the limits to hits. Each hit names its client's key
+// (KEYS[i], under the client's hash tag, so that on Redis Cluster a
+// client's state lives on one node: there each hit is a call of its own,
+// on one server a pipeline's hits are one call) and the field of its
+// visitor's mark on the name (ARGV[3 + i]). The key is a hash of the
+// client: field "t" holds its rate limit's state, and each other field a
+// mark. One key per client rather than one per limit and mark: a new
+// client, which is most hits, costs Redis one key (and one expiry) instead
+// of two, which is most of what the limits cost it.
 //
-// For each hit, in order and atomically: the rate limit (GCRA, one key
-// holding the client's theoretical arrival time, as redis_rate does it,
-// with the whole budget as its burst), then, for a hit within the budget,
-// the repeat check: the visitor's mark, set for the window if missing. Two
-// processes that see the same repeat at once still count it once, and a
-// refused hit marks nothing.
+// For each hit, in order and atomically: the rate limit (GCRA, the client's
+// theoretical arrival time, as redis_rate keeps it, with the whole budget
+// as its burst), then, for a hit within the budget, the repeat check: the
+// visitor's mark, set for the window if missing or past. Two processes that
+// see the same repeat at once still count it once, and a refused hit
+// changes nothing. A mark holds when it runs out, in ms, times ten, plus
+// what it knows (see below), so that it needs no expiry of its own.
+//
+// The key lives as long as its newest need: a new mark's window, or the
+// client's budget being whole again (a second after an idle client's hit
+// at the default 60 a minute). A new mark needs the longest life yet, so
+// its PEXPIRE only extends; a hit that only spends budget extends it (GT).
+// A client with more marks than markPrune, most of them past, has the past
+// ones removed, so that a client that never stays away long enough for its
+// key to expire does not grow it without end.
 //
 // ARGV: the period in µs and the rate (0 and 0: no rate limit), the dedup
-// window in ms (0: no dedup). For each hit it answers one number: minus the
-// µs to wait when the budget is spent, else what it knew of the visitor's
-// earlier hit: 0 nothing (a first hit, marked now), 1 marked, 2 marked and
-// the counter created (see Created).
-//
-// A client without a key, which is most of them (a key lasts until its
-// client's budget is whole again: a second after an idle client's hit at
-// the default 60 a minute), is within its budget and starts at now: its
-// key is set by one SET NX, and the GET and the arithmetic only run for a
-// client that has one. That saves a third of the script's commands on most
-// hits.
+// window in ms (0: no dedup), then the hits' fields. For each hit it
+// answers one number: minus the µs to wait when the budget is spent, else
+// what it knew of the visitor's earlier hit: 0 nothing (a first hit, marked
+// now), 1 marked, 2 marked and the counter created (see Created).
 //
 // Times are µs since 2017 (as in redis_rate), exact in a Lua number. TIME
 // makes the script non-deterministic, which Redis 5 and later replicate by
 // its effects.
 var admitScript = redis.NewScript(`
-local period, rate, window = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local now, step, fresh, fresh_ttl
+local period, rate, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
+local now_ms = math.floor(now / 1000)
+local step = 0
 if rate > 0 then
-  local t = redis.call('TIME')
-  now = (tonumber(t[1]) - 1483228800) * 1000000 + tonumber(t[2])
   step = period / rate
-  fresh, fresh_ttl = string.format('%.0f', now + step), math.ceil(step / 1000)
 end
-local out, n = {}, 0
-for i = 1, #KEYS, 2 do
-  n = n + 1
-  out[n] = 0
-  if rate > 0 and not redis.call('SET', KEYS[i], fresh, 'NX', 'PX', fresh_ttl) then
-    local tat = tonumber(redis.call('GET', KEYS[i]) or now)
-    if tat < now then
+local out = {}
+for i = 1, #KEYS do
+  local key, field = KEYS[i], ARGV[3 + i]
+  local got = redis.call('HMGET', key, 't', field)
+  local res, ttl, known, tat, mark = 0, 0, false, nil, nil
+  if rate > 0 then
+    tat = tonumber(got[1])
+    known = tat ~= nil
+    if not tat or tat < now then
       tat = now
     end
-    local new_tat = tat + step
-    local allow_at = new_tat - period
-    if now < allow_at then
-      out[n] = -math.ceil(allow_at - now)
+    tat = tat + step
+    if now < tat - period then
+      res = -math.ceil(tat - period - now)
     else
-      redis.call('SET', KEYS[i], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+      ttl = math.ceil((tat - now) / 1000)
     end
   end
-  if out[n] == 0 and window ~= '0' and not redis.call('SET', KEYS[i + 1], '1', 'NX', 'PX', window) then
-    out[n] = tonumber(redis.call('GET', KEYS[i + 1])) or 1
+  if res == 0 and window > 0 then
+    local m = tonumber(got[2])
+    if m and math.floor(m / 10) > now_ms then
+      res = m % 10
+    else
+      mark = string.format('%.0f', (now_ms + window) * 10 + 1)
+    end
   end
+  if res >= 0 then
+    if mark and rate > 0 then
+      redis.call('HSET', key, 't', string.format('%.0f', tat), field, mark)
+      redis.call('PEXPIRE', key, math.max(window, ttl))
+    elseif mark then
+      redis.call('HSET', key, field, mark)
+      redis.call('PEXPIRE', key, window)
+    elseif rate > 0 then
+      redis.call('HSET', key, 't', string.format('%.0f', tat))
+      if known then
+        redis.call('PEXPIRE', key, ttl, 'GT')
+      else
+        redis.call('PEXPIRE', key, ttl)
+      end
+    end
+    if mark and (known or rate == 0) and redis.call('HLEN', key) > ` + markPrune + ` then
+      local all = redis.call('HGETALL', key)
+      for j = 1, #all, 2 do
+        local m = tonumber(all[j + 1])
+        if all[j] ~= 't' and (not m or math.floor(m / 10) <= now_ms) then
+          redis.call('HDEL', key, all[j])
+        end
+      end
+    end
+  end
+  out[i] = res
 end
 return out
 `)
+
+// markPrune is how many fields a client's key may hold before its past
+// marks are removed: enough that a visitor reading a site page after page
+// rarely pays for the sweep, few enough that the sweep stays short.
+const markPrune = "32"
 
 // Admit implements hits.Limits. It spends at most one Redis timeout in all,
 // also when it waits for a pipeline in flight before its own.
 func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
 	since := time.Now()
-	rateKey, seenKey := l.hitKeys(h)
 	admits := l.admits
 	if h.Proxy {
 		admits = l.proxyAdmits
 	}
-	res, err := admits.callScript(ctx, since, rateKey, seenKey)
+	res, err := admits.callScript(ctx, since, []string{l.calls.keys.hitClient(h.Client)}, h.Visitor)
 	switch {
 	case err != nil:
 		return 0, hits.None, err
@@ -154,34 +196,28 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	return 0, hits.None, errUnexpected
 }
 
-// createdScript turns the mark of a hit into 2 (see admitScript), if it is
-// still there, for the rest of its window.
+// createdScript turns a mark of a hit (see admitScript) that has not run
+// out into 2, for the rest of its window.
 var createdScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) then
-  redis.call('SET', KEYS[1], '2', 'KEEPTTL')
+local t = redis.call('TIME')
+local now_ms = (tonumber(t[1]) - 1483228800) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local m = tonumber(redis.call('HGET', KEYS[1], ARGV[1]))
+if m and math.floor(m / 10) > now_ms and m % 10 == 1 then
+  redis.call('HSET', KEYS[1], ARGV[1], string.format('%.0f', m + 1))
 end
 return 0
 `)
 
 // Created implements hits.Limits.
 func (l *hitLimits) Created(ctx context.Context, h hits.Hit) error {
-	_, seenKey := l.hitKeys(h)
 	return l.calls.do(ctx, "hit_created", func(ctx context.Context) error {
-		return createdScript.Run(ctx, l.calls.rdb, []string{seenKey}).Err()
+		return createdScript.Run(ctx, l.calls.rdb, []string{l.calls.keys.hitClient(h.Client)}, h.Visitor).Err()
 	})
 }
 
 // Forget implements hits.Limits.
 func (l *hitLimits) Forget(ctx context.Context, h hits.Hit) error {
-	_, seenKey := l.hitKeys(h)
 	return l.calls.do(ctx, "hit_forget", func(ctx context.Context) error {
-		return l.calls.rdb.Del(ctx, seenKey).Err()
+		return l.calls.rdb.HDel(ctx, l.calls.keys.hitClient(h.Client), h.Visitor).Err()
 	})
-}
-
-// hitKeys are the keys of h's client budget and of h's mark. h names its
-// client and visitor by identifiers of the day (see hits.Hit), so the keys
-// hold no address.
-func (l *hitLimits) hitKeys(h hits.Hit) (rateKey, seenKey string) {
-	return l.calls.keys.hitRate(h.Client), l.calls.keys.hitSeen(h.Client, h.Visitor)
 }

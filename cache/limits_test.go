@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -154,37 +155,69 @@ func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 	}
 }
 
-// Nothing the limits store stays for ever: each key lives as long as its
-// limit needs it. (That the keys name no client is hits/'s part: the
-// limits see only identifiers of the day, see app's TestVisitorsLeaveNoTrace.)
+// Nothing the limits store stays for ever: a client's one key lives as long
+// as its limits need it. (That the keys name no client is hits/'s part:
+// the limits see only identifiers of the day, see app's
+// TestVisitorsLeaveNoTrace.)
 func TestLimitKeysExpire(t *testing.T) {
 	r := testenv.StartRedis(t)
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
 	const window = 30 * time.Second
 	l := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: window}, time.Second)
-	if _, _, err := l.Admit(ctx, hits.Hit{Client: "c1", Visitor: "v1", Name: "hits/a"}); err != nil {
-		t.Fatal(err)
+	for _, v := range []string{"v1", "v2"} {
+		if _, _, err := l.Admit(ctx, hits.Hit{Client: "c1", Visitor: v, Name: "hits/a"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	keys, err := rdb.Keys(ctx, "*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 2 {
-		t.Fatalf("keys = %q, want a rate and a seen key", keys)
+	if len(keys) != 1 {
+		t.Fatalf("keys = %q, want the client's one key", keys)
 	}
-	for _, k := range keys {
-		ttl, err := rdb.PTTL(ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
+	ttl, err := rdb.PTTL(ctx, keys[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= window-time.Second || ttl > window {
+		t.Errorf("key %q has TTL %v, want about the dedup window %v", keys[0], ttl, window)
+	}
+}
+
+// A client that keeps coming back before its key expires does not grow it
+// without end: marks past their window are removed once there are many.
+func TestAClientsPastMarksAreRemoved(t *testing.T) {
+	r := testenv.StartRedis(t)
+	rdb := r.DeadlineClient(t)
+	ctx := context.Background()
+	// Each hit moves the client's budget 10ms on, so the key outlives the
+	// first round's marks by about 300ms.
+	const window, n = 100 * time.Millisecond, 40
+	l := hitLimits(t, rdb, cache.HitLimits{Rate: 1000, RateWindow: 10 * time.Second, DedupWindow: window}, time.Second)
+	admit := func(round int) {
+		for i := range n {
+			if _, _, err := l.Admit(ctx, hits.Hit{Client: "c1", Visitor: fmt.Sprintf("v%d-%d", round, i), Name: "hits/a"}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		limit := window
-		if strings.HasSuffix(k, ":rate") {
-			limit = time.Minute
-		}
-		if ttl <= 0 || ttl > limit {
-			t.Errorf("key %q has TTL %v, want in (0, %v]", k, ttl, limit)
-		}
+	}
+	admit(0)
+	time.Sleep(window + 50*time.Millisecond)
+	admit(1)
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys = %q (%v), want the client's one key", keys, err)
+	}
+	fields, err := rdb.HLen(ctx, keys[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second round's marks and the rate limit's field; the first
+	// round's marks are all past.
+	if fields > n+1 {
+		t.Errorf("the client's key holds %d fields, want at most %d: past marks were kept", fields, n+1)
 	}
 }
 

@@ -35,8 +35,9 @@ const (
 // page-hit limits each have one.
 //
 // A request is a command (call), or a call of the pipeline's script on the
-// request's keys (callScript). With merge set, the script calls of a
-// pipeline go as one call on all their keys: Redis then runs the script
+// request's keys and arguments (callScript). With merge set, the script
+// calls of a pipeline go as one call on all their keys and arguments, in
+// order: Redis then runs the script
 // once for many requests, which costs it a fraction of one run each. That
 // needs every key on one server, so it is not for Redis Cluster.
 //
@@ -53,11 +54,12 @@ type pipeline struct {
 	calls *redisCalls
 	op    string // what its failures are counted as
 
-	script *redis.Script // of callScript
-	args   []any         // the script's arguments, the same for every call
-	width  int           // keys of each script call
-	answer int           // numbers the script answers each call
-	merge  bool          // one script call for a whole pipeline
+	script   *redis.Script // of callScript
+	args     []any         // the script's first arguments, the same for every call
+	width    int           // keys of each script call
+	argWidth int           // arguments of each script call, after args
+	answer   int           // numbers the script answers each call
+	merge    bool          // one script call for a whole pipeline
 
 	q *batch.Queue[*queued, struct{}]
 }
@@ -65,7 +67,8 @@ type pipeline struct {
 type queued struct {
 	deadline time.Time
 	add      func(context.Context, redis.Pipeliner) redis.Cmder // a command
-	keys     []string                                           // or a script call
+	keys     []string                                           // or a script call on keys
+	args     []any                                              // with these arguments after the pipeline's own
 
 	cmd redis.Cmder
 	at  int // where the answers of a script call start in cmd's reply
@@ -94,11 +97,12 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 	return q.cmd, nil
 }
 
-// callScript runs the pipeline's script on keys (p.width of them) and
-// returns its p.answer answers. It gives up one timeout after since, when
-// the request began its work with Redis.
-func (p *pipeline) callScript(ctx context.Context, since time.Time, keys ...string) ([]int64, error) {
-	q := &queued{keys: keys, deadline: since.Add(p.calls.timeout)}
+// callScript runs the pipeline's script on keys (p.width of them), with
+// args after the pipeline's own arguments (p.argWidth of them), and returns
+// its p.answer answers. It gives up one timeout after since, when the
+// request began its work with Redis.
+func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []string, args ...any) ([]int64, error) {
+	q := &queued{keys: keys, args: args, deadline: since.Add(p.calls.timeout)}
 	if err := p.wait(ctx, q); err != nil {
 		return nil, err
 	}
@@ -203,16 +207,19 @@ func (p *pipeline) execSome(ctx context.Context, batch []*queued) error {
 		case p.merge:
 			merged = append(merged, q)
 		default:
-			q.cmd, q.at = p.script.EvalSha(ctx, pipe, q.keys, p.args...), 0
+			q.cmd, q.at = p.script.EvalSha(ctx, pipe, q.keys, append(p.args[:len(p.args):len(p.args)], q.args...)...), 0
 		}
 	}
 	if len(merged) > 0 {
 		keys := make([]string, 0, len(merged)*p.width)
+		args := make([]any, len(p.args), len(p.args)+len(merged)*p.argWidth)
+		copy(args, p.args)
 		for i, q := range merged {
 			keys = append(keys, q.keys...)
+			args = append(args, q.args...)
 			q.at = i * p.answer
 		}
-		cmd := p.script.EvalSha(ctx, pipe, keys, p.args...)
+		cmd := p.script.EvalSha(ctx, pipe, keys, args...)
 		for _, q := range merged {
 			q.cmd = cmd
 		}

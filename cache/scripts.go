@@ -92,16 +92,11 @@ func (k keyspace) list(f counters.ListFilter) string {
 	return k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
 }
 
-// hitRate is the rate-limit key of a client (a salted hash, see
-// visitors.Keys). The hash is a Redis Cluster hash tag, shared with the
-// client's marks (hitSeen), so that one script may touch both.
-func (k keyspace) hitRate(client string) string { return k.prefix + "hits:{" + client + "}:rate" }
-
-// hitSeen is the key that marks a visitor's hit on a name (a salted hash)
-// for the dedup window, under the hash tag of the visitor's client.
-func (k keyspace) hitSeen(client, visitorName string) string {
-	return k.prefix + "hits:{" + client + "}:seen:" + visitorName
-}
+// hitClient is the key of a client's page-hit limits (a salted hash, see
+// visitors.Keys), a hash of its rate limit's state and its visitors' marks
+// (see admitScript). The hash is a Redis Cluster hash tag, so that a
+// client's hits of one pipeline may share a node.
+func (k keyspace) hitClient(client string) string { return k.prefix + "hits:{" + client + "}" }
 
 // globEscape quotes the characters that SCAN MATCH treats as wildcards.
 func globEscape(s string) string {
