@@ -511,7 +511,7 @@ type Request struct {
 // the counter's current state, unless the client's Last-Event-ID is that
 // state's or a later one of the same counter.
 func (h *Hub) Counter(ctx context.Context, r Request) (*Stream, error) {
-	s, err := h.add(r, r.Name, "")
+	s, err := h.add(r, r.Name, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +533,7 @@ func (h *Hub) Counter(ctx context.Context, r Request) (*Stream, error) {
 	// database, a garbled header): the client gets the current value, as for
 	// no id (it must never get stuck waiting, Mercure #704).
 	if id, ok := parseID(r.LastEventID); ok && id <= cur.Version {
-		s.floor = id
+		s.setFloor(id)
 	}
 	h.latestMu.Lock()
 	if last, ok := h.latest[r.Name]; len(rows) == 1 && (!ok || last.Deleted || cur.Version > last.Version) {
@@ -551,18 +551,19 @@ func (h *Hub) Prefix(ctx context.Context, r Request) (*Stream, error) {
 	if r.Prefix == "" {
 		return nil, counters.Errorf(counters.EINVALID, "The prefix must not be empty.")
 	}
-	s, err := h.add(r, "", r.Prefix)
+	// The floor is set before the stream is registered: the hub offers it
+	// states from then on, under the stream's lock.
+	floor := h.o.Now().UnixMicro()
+	if id, ok := parseID(r.LastEventID); ok && id <= floor {
+		floor = id
+	}
+	s, err := h.add(r, "", r.Prefix, floor)
 	if err != nil {
 		return nil, err
 	}
 	// Registered before the read, as for Counter; the read also makes a
 	// stream that MySQL cannot serve fail before it starts (503).
-	now := h.o.Now().UnixMicro()
-	s.floor = now
-	if id, ok := parseID(r.LastEventID); ok && id <= now {
-		s.floor = id
-	}
-	rows, err := h.o.Reader.ReadLive(ctx, Query{Prefixes: []string{r.Prefix}, Since: s.floor})
+	rows, err := h.o.Reader.ReadLive(ctx, Query{Prefixes: []string{r.Prefix}, Since: floor})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -596,8 +597,8 @@ func parseID(id string) (int64, bool) {
 	return v, err == nil && v > 0
 }
 
-// add registers a stream within the caps.
-func (h *Hub) add(r Request, name, prefix string) (*Stream, error) {
+// add registers a stream within the caps, with its floor (see Stream).
+func (h *Hub) add(r Request, name, prefix string, floor int64) (*Stream, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -610,7 +611,7 @@ func (h *Hub) add(r Request, name, prefix string) (*Stream, error) {
 		h.m.refused.WithLabelValues("total").Inc()
 		return nil, counters.Errorf(counters.ERATELIMITED, "Too many open streams on this server (at most %d); try again later.", h.o.MaxStreams)
 	}
-	s := newStream(h, r.Addr, name, prefix)
+	s := newStream(h, r.Addr, name, prefix, floor)
 	index, key := h.byName, name
 	if prefix != "" {
 		index, key = h.byPrefix, prefix

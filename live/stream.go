@@ -23,9 +23,9 @@ type Stream struct {
 	closed  bool
 }
 
-func newStream(h *Hub, addr, name, prefix string) *Stream {
+func newStream(h *Hub, addr, name, prefix string, floor int64) *Stream {
 	h.m.open.Inc()
-	return &Stream{hub: h, addr: addr, name: name, prefix: prefix,
+	return &Stream{hub: h, addr: addr, name: name, prefix: prefix, floor: floor,
 		pending: map[string]Update{}, sent: map[string]Update{}, ready: make(chan struct{}, 1)}
 }
 
@@ -34,6 +34,13 @@ func (s *Stream) Ready() <-chan struct{} { return s.ready }
 
 // Done is closed when the stream must end: the process is stopping.
 func (s *Stream) Done() <-chan struct{} { return s.hub.done }
+
+// setFloor replaces the floor. The hub may be offering states meanwhile.
+func (s *Stream) setFloor(floor int64) {
+	s.mu.Lock()
+	s.floor = floor
+	s.mu.Unlock()
+}
 
 // offer puts u in its counter's slot if it is newer than what the slot
 // holds and than what was sent: a deletion is newer than any state, and
