@@ -9,16 +9,16 @@ import (
 	"countersvc/keys"
 )
 
-// authenticate is the private routes' first handler: it shows keys.Service
+// authenticate is the private routes' first step: it shows keys.Service
 // the request's bearer and whether the client is on this machine, and puts
 // the principal it answers into the request's context. What the principal
-// may do is decided by keys alone (its guards of the counters and tickets,
-// and of the keys themselves), never by a handler.
+// may do is decided by keys alone, at the route (access.go), never by a
+// handler.
 //
 // The request's context goes to keys as it is: keys bounds its own lookups
 // (keys.Options.LookupTimeout), which most requests never make, so that
 // they pay for no deadline timer of their own here.
-func authenticate(k *keys.Service, proxies trustedProxies) fiber.Handler {
+func authenticate(k *keys.Service, proxies trustedProxies) func(*fiber.Ctx) error {
 	return func(c *fiber.Ctx) error {
 		token, other := bearer(c)
 		p, err := k.Authenticate(c.UserContext(), keys.Credentials{Bearer: token, OtherScheme: other, Local: proxies.local(c)})
@@ -29,7 +29,7 @@ func authenticate(k *keys.Service, proxies trustedProxies) fiber.Handler {
 			return err
 		}
 		c.SetUserContext(keys.NewContext(c.UserContext(), p))
-		return c.Next()
+		return nil
 	}
 }
 

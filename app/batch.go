@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/keys"
 )
 
 type batchJSON struct {
@@ -78,11 +79,22 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 	return it, nil
 }
 
+// batchAccess checks every item's name; a refusal names the first
+// refused item.
+func batchAccess() access {
+	parse := func(c *fiber.Ctx) ([]counters.Increment, error) { return batchItems(c.Body()) }
+	return bodyAccess("write items", parse, func(items []counters.Increment) ([]accessOf, error) {
+		checks := make([]accessOf, len(items))
+		for i, it := range items {
+			checks[i] = accessOf{access: keys.Write, resource: keys.Name(it.Name),
+				item: func(err error) error { return counters.ItemError(i, it.Name, err) }}
+		}
+		return checks, nil
+	})
+}
+
 func (h *counterHandlers) batch(c *fiber.Ctx) error {
-	items, err := batchItems(c.Body())
-	if err != nil {
-		return err
-	}
+	items := checked[[]counters.Increment](c)
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	if !hasIdempotencyKey(c) {

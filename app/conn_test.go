@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 // A connection that sends nothing, or stops half way through a request,
@@ -20,7 +20,7 @@ import (
 // that a client could take for the answer to its next request. A raw TCP
 // client sees exactly what goes over the wire.
 func TestIdleOrStalledConnectionsCloseWithoutAnswer(t *testing.T) {
-	e := apptest.New(t, func(c *config.Config) {
+	e := apptest.New(t, func(c *wire.Config) {
 		c.HTTP.ReadTimeout, c.HTTP.WriteTimeout, c.HTTP.IdleTimeout = 300*time.Millisecond, time.Second, 600*time.Millisecond
 	})
 	addr := strings.TrimPrefix(e.URL, "http://")

@@ -14,8 +14,8 @@ import (
 
 	"countersvc/app"
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // A 503 tells the client when to come back, whichever endpoint gave it:
@@ -52,7 +52,7 @@ func TestEvery503CarriesRetryAfter(t *testing.T) {
 func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
 	m := testenv.StartMariaDB(t)
 	rd := testenv.StartRedis(t)
-	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *config.Config) { c.Cache.RedisURL = rd.URL() })
+	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *wire.Config) { c.Cache.RedisURL = rd.URL() })
 	for _, tc := range []struct {
 		name         string
 		freeze, thaw func()

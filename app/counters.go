@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/keys"
 )
 
 type counterJSON struct {
@@ -75,10 +76,7 @@ func incrementBy(c *fiber.Ctx) (int64, error) {
 }
 
 func (h *counterHandlers) increment(c *fiber.Ctx) error {
-	name, err := writableName(c)
-	if err != nil {
-		return err
-	}
+	name := checkedName(c)
 	by, err := incrementBy(c)
 	if err != nil {
 		return err
@@ -96,10 +94,7 @@ func (h *counterHandlers) increment(c *fiber.Ctx) error {
 }
 
 func (h *counterHandlers) get(c *fiber.Ctx) error {
-	name, err := pathName(c, "name")
-	if err != nil {
-		return err
-	}
+	name := checkedName(c)
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	ctr, err := h.svc.Get(ctx, name)
@@ -148,11 +143,7 @@ func setRequest(c *fiber.Ctx, name string) (counters.SetRequest, error) {
 }
 
 func (h *counterHandlers) set(c *fiber.Ctx) error {
-	name, err := writableName(c)
-	if err != nil {
-		return err
-	}
-	req, err := setRequest(c, name)
+	req, err := setRequest(c, checkedName(c))
 	if err != nil {
 		return err
 	}
@@ -177,13 +168,9 @@ func sendCounter(c *fiber.Ctx, ctr *counters.Counter, created bool) error {
 }
 
 func (h *counterHandlers) delete(c *fiber.Ctx) error {
-	name, err := writableName(c)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	if err := h.svc.Delete(ctx, name); err != nil {
+	if err := h.svc.Delete(ctx, checkedName(c)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -199,10 +186,11 @@ func (h *counterHandlers) list(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), After: strings.Clone(c.Query("after")), Limit: int(limit)}
+	l := checked[listing](c)
+	f := counters.ListFilter{Prefix: l.prefix, After: strings.Clone(c.Query("after")), Limit: int(limit)}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	page, err := h.svc.List(ctx, f)
+	page, err := l.list(ctx, h.svc, f)
 	if err != nil {
 		return err
 	}
@@ -224,24 +212,40 @@ func maxAge(ttl time.Duration) string {
 	return "private, max-age=" + strconv.Itoa(secs)
 }
 
-func (h *counterHandlers) reset(c *fiber.Ctx) error {
+// resetRequest parses {"prefix", "all", "value"} strictly.
+func resetRequest(c *fiber.Ctx) (req counters.ResetRequest, err error) {
 	obj, err := parseObject(c.Body(), "prefix", "all", "value")
 	if err != nil {
-		return err
+		return req, err
 	}
-	var req counters.ResetRequest
 	if req.Prefix, _, err = obj.stringField("prefix"); err != nil {
-		return err
+		return req, err
 	}
 	if req.All, _, err = obj.boolField("all"); err != nil {
-		return err
+		return req, err
 	}
 	if req.Value, _, err = obj.int64Field("value"); err != nil {
-		return err
+		return req, err
 	}
 	if counters.IsReserved(req.Prefix) {
-		return errReserved()
+		return req, errReserved()
 	}
+	return req, nil
+}
+
+// resetAccess: a reset of all counters is the admin's; a prefix must be
+// the key's.
+func resetAccess() access {
+	return bodyAccess("write reset", resetRequest, func(req counters.ResetRequest) ([]accessOf, error) {
+		if req.All {
+			return []accessOf{{access: keys.Write, resource: keys.AllCounters()}}, nil
+		}
+		return []accessOf{{access: keys.Write, resource: keys.Prefix(req.Prefix)}}, nil
+	})
+}
+
+func (h *counterHandlers) reset(c *fiber.Ctx) error {
+	req := checked[counters.ResetRequest](c)
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	n, err := h.svc.Reset(ctx, req)
@@ -249,4 +253,21 @@ func (h *counterHandlers) reset(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"reset": n})
+}
+
+// list reads a page of the listing: the caller's prefix, without the
+// reserved names where they are hidden from it. The page may be a cache's:
+// it is never edited, a new one is made.
+func (l listing) list(ctx context.Context, svc counters.Service, f counters.ListFilter) (*counters.Page, error) {
+	page, err := svc.List(ctx, f)
+	if err != nil || !l.hidesReserved {
+		return page, err
+	}
+	kept := make([]counters.Counter, 0, len(page.Counters))
+	for _, c := range page.Counters {
+		if !counters.IsReserved(c.Name) {
+			kept = append(kept, c)
+		}
+	}
+	return &counters.Page{Counters: kept, NextAfter: page.NextAfter}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {
@@ -142,7 +142,7 @@ func TestBadNamesAreRejectedWithoutChangingAnything(t *testing.T) {
 }
 
 func TestBearerTokenGuardsTheAPIWhenSet(t *testing.T) {
-	e := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "s3cret" })
+	e := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	cases := []struct {
 		headers []string
 		want    int
@@ -163,7 +163,7 @@ func TestBearerTokenGuardsTheAPIWhenSet(t *testing.T) {
 }
 
 func TestOversizedBodyIs413(t *testing.T) {
-	e := apptest.New(t, func(c *config.Config) { c.HTTP.BodyLimit = 4096 })
+	e := apptest.New(t, func(c *wire.Config) { c.HTTP.BodyLimit = 4096 })
 	r := announceBody(t, e, "/v1/counters/big/increment", 5000)
 	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {
 		t.Fatalf("got %d %s", r.Status, r.Body)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -20,9 +19,10 @@ import (
 // failure ends the stream with one line {"error": {...}}, so that a reader
 // never takes a cut stream for the whole.
 func (h *counterHandlers) export(c *fiber.Ctx) error {
-	f := counters.ListFilter{Prefix: strings.Clone(c.Query("prefix")), Limit: counters.MaxListLimit, Fresh: true}
+	l := checked[listing](c)
+	f := counters.ListFilter{Prefix: l.prefix, Limit: counters.MaxListLimit, Fresh: true}
 	ctx, cancel := h.dbContext(c)
-	page, err := h.svc.List(ctx, f)
+	page, err := l.list(ctx, h.svc, f)
 	cancel()
 	if err != nil {
 		return err
@@ -36,8 +36,7 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 		return nil
 	}
 	// The later pages are read after the handler has returned: they keep
-	// the request's values (who is asking, for the keys' checks) but not
-	// its end.
+	// the request's values but not its end.
 	base := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		enc := json.NewEncoder(w)
@@ -52,7 +51,7 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 			}
 			f.After = *page.NextAfter
 			ctx, cancel := context.WithTimeout(base, h.timeout)
-			page, err = h.svc.List(ctx, f)
+			page, err = l.list(ctx, h.svc, f)
 			cancel()
 			if err != nil {
 				err = toDomain(err)

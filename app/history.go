@@ -1,20 +1,27 @@
 package app
 
 import (
+	"context"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/history"
-	"countersvc/keys"
 )
 
 // historyHandlers serves the history of a counter, of a prefix, and of a
 // public counter (GET /v1/hits/{name}/history, in routePublic).
 type historyHandlers struct {
 	dbBudget
-	svc keys.HistoryReader
+	svc historyReader
+}
+
+// historyReader is how the HTTP API reads history (history.Service).
+type historyReader interface {
+	Parse(r history.Request) (history.Query, error)
+	Series(ctx context.Context, q history.Query) (*history.Series, error)
+	Today(ctx context.Context, name string, zone *time.Location, visitors bool) (history.Point, error)
 }
 
 type pointJSON struct {
@@ -42,12 +49,8 @@ func historyRequest(c *fiber.Ctx) history.Request {
 }
 
 func (h *historyHandlers) counter(c *fiber.Ctx) error {
-	name, err := pathName(c, "name")
-	if err != nil {
-		return err
-	}
 	r := historyRequest(c)
-	r.Name = name
+	r.Name = checkedName(c)
 	return h.answer(c, r)
 }
 

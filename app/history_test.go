@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 type seriesBody struct {
@@ -145,7 +145,7 @@ func TestIncrementsLandInTheirLocalDays(t *testing.T) {
 // nothing; an unknown counter is 404; a prefix's history sums its counters;
 // the public history serves public names only, without a token.
 func TestHistoryEndpoints(t *testing.T) {
-	e := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "secret" })
+	e := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "secret" })
 	auth := "Authorization: Bearer secret"
 	e.Do(t, "POST", "/v1/counters/hits%2Fa/increment?by=3", "", auth)
 	e.Do(t, "POST", "/v1/counters/hits%2Fb/increment?by=4", "", auth)

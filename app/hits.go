@@ -3,12 +3,10 @@ package app
 import (
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
-	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/keys"
 )
@@ -21,17 +19,14 @@ type hitHandlers struct {
 	proxies trustedProxies
 	dbBudget
 	history *historyHandlers
-	private privateReads
-}
 
-// privateReads are the read-only badges' way to a counter outside the
-// public prefixes: API.md gives badges the read scope, so a request that
-// carries credentials reads the counter through the keys guard, exactly as
-// GET /v1/counters/{name} and its history do, and keys alone decides.
-type privateReads struct {
-	auth     fiber.Handler      // authenticate, as on the private routes
-	counters counters.Service   // keys.Service.Counters
-	history  keys.HistoryReader // keys.Service.History
+	// The read-only badges' way to a counter outside the public prefixes:
+	// the contract gives badges the read scope, so a request that carries
+	// credentials is authenticated and its read checked by keys, exactly as
+	// GET /v1/counters/{name} is (the route's access, see read).
+	auth     func(*fiber.Ctx) error
+	keys     *keys.Service
+	counters counters.Service
 }
 
 // credentials authenticates a read-only badge request for a name outside
@@ -44,15 +39,18 @@ func (h *hitHandlers) credentials(c *fiber.Ctx) error {
 	if err != nil || h.hits.Public(name) == nil || c.Get(fiber.HeaderAuthorization) == "" {
 		return c.Next()
 	}
-	return h.private.auth(c)
+	if err := h.auth(c); err != nil {
+		return err
+	}
+	return c.Next()
 }
 
-// privately reports whether the request reads through the keys guard:
-// credentials authenticated it for a name outside the public prefixes.
+// privately reports whether the request reads with its credentials:
+// they authenticated it for a name outside the public prefixes.
 func privately(c *fiber.Ctx) bool { return keys.FromContext(c.UserContext()) != nil }
 
 // readableName is the :name of a read-only badge: a public name, or any
-// name for an authenticated request, whose read the keys guard checks.
+// name for an authenticated request, whose read keys checks (read).
 func (h *hitHandlers) readableName(c *fiber.Ctx) (string, error) {
 	if privately(c) {
 		return pathName(c, "name")
@@ -113,11 +111,6 @@ func (h *hitHandlers) badge(named func(*fiber.Ctx) (string, error), value func(*
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
 		today := h.history.todayOf(ctx, name, b)
-		if privately(c) {
-			today = func(zone *time.Location) (history.Point, error) {
-				return h.private.history.Today(ctx, name, zone, b.show == "visitors")
-			}
-		}
 		text, err := b.text(v, today)
 		if err != nil {
 			return asBadgeError(c, b.opts.Label, err)
@@ -131,7 +124,12 @@ func (h *hitHandlers) read(c *fiber.Ctx, name string) (int64, error) {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	if privately(c) {
-		ctr, err := h.private.counters.Get(ctx, name)
+		// The route's access, "read name with credentials": checked here,
+		// before the read, so that a refusal is drawn as the badge's error.
+		if err := h.keys.Allow(ctx, keys.Read, keys.Name(name)); err != nil {
+			return 0, err
+		}
+		ctr, err := h.counters.Get(ctx, name)
 		if err != nil {
 			return 0, err
 		}

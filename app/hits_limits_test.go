@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // hitLimits configures the service with r as its Redis and these abuse
 // limits; 0 leaves a limit off.
 func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
-	return func(c *config.Config) {
+	return func(c *wire.Config) {
 		c.Cache.RedisURL = r.URL()
 		c.Hits.Limits.Rate, c.Hits.Limits.RateWindow, c.Hits.Limits.DedupWindow = perMinute, time.Minute, dedup
 	}
@@ -158,7 +158,7 @@ func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testenv.StartRedis(t) // each case its own budgets
-			env := apptest.New(t, hitLimits(r, 1, 0), func(c *config.Config) {
+			env := apptest.New(t, hitLimits(r, 1, 0), func(c *wire.Config) {
 				c.HTTP.TrustedProxies = prefixStrings(tc.trusted)
 				// A first limit check that timed out on a loaded machine
 				// would let the hit through unspent (fail open).

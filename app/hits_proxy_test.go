@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // A request as GitHub's image proxy sends it for a README's badge: from
@@ -20,7 +20,7 @@ var camo = []string{"X-Forwarded-For: 140.82.115.9", "User-Agent: github-camo (8
 // settings; proxies nil keeps the default (github-camo).
 func proxyEnv(t *testing.T, proxies []string, proxyRate int) *apptest.Env {
 	r := testenv.StartRedis(t)
-	return apptest.New(t, hitLimits(r, 60, 30*time.Second), func(c *config.Config) {
+	return apptest.New(t, hitLimits(r, 60, 30*time.Second), func(c *wire.Config) {
 		c.HTTP.TrustedProxies = []string{"127.0.0.1/32"}
 		if proxies != nil {
 			c.Hits.ImageProxies = proxies

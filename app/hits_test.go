@@ -10,7 +10,7 @@ import (
 
 	"countersvc/app"
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 // svgText is what a badge shows: its <title> and the text of its <text>
@@ -210,7 +210,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 		{[]string{"pub/", "docs."}, "hits/a", false},
 	}
 	for _, tc := range tests {
-		env := apptest.New(t, func(c *config.Config) {
+		env := apptest.New(t, func(c *wire.Config) {
 			if tc.prefixes != nil { // nil: the default
 				c.Hits.PublicPrefixes = tc.prefixes
 			}
@@ -319,7 +319,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 
 func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 	const token = "s3cret"
-	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = token })
+	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = token })
 	auth := "Authorization: Bearer " + token
 	if res := env.Do(t, "PUT", "/v1/counters/hits%2Ft", `{"value": 5}`, auth); res.Status != 201 {
 		t.Fatalf("PUT with token: %d %s", res.Status, res.Body)

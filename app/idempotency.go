@@ -49,7 +49,9 @@ func idempotencyHeader(c *fiber.Ctx) (counters.Idempotency, error) {
 	if len(values) != 1 {
 		return counters.Idempotency{}, counters.Errorf(counters.EINVALID, "Give one Idempotency-Key header, not %d.", len(values))
 	}
-	return counters.Idempotency{Key: string(values[0])}, nil // a copy: Fiber reuses the header's memory
+	// A key belongs to the API key that sent it (its Owner): two apps'
+	// "order-1" are two keys.
+	return counters.Idempotency{Key: string(values[0]), Owner: principal(c).KeyID()}, nil // a copy: Fiber reuses the header's memory
 }
 
 // fingerprinter starts a request's fingerprint with its method and route;

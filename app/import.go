@@ -20,20 +20,58 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/keys"
 )
 
 // importHandlers serve POST /v1/import: the lines that GET /v1/export
 // writes, read as they arrive (see body.go), applied in chunks by the
 // counters service, answered with a report.
 type importHandlers struct {
-	svc         counters.Service // the keys' guard
-	stepTimeout time.Duration    // each chunk's MySQL work (COUNTERS_MYSQL_TIMEOUT)
-	timeout     time.Duration    // the whole import, its body's arrival included
+	svc         counters.Service
+	stepTimeout time.Duration // each chunk's MySQL work (COUNTERS_MYSQL_TIMEOUT)
+	timeout     time.Duration // the whole import, its body's arrival included
 }
 
 // maxImportLine is the longest line an import reads; a longer one is
 // refused as malformed (an exported line is at most about 400 bytes).
 const maxImportLine = 64 << 10
+
+// importAccess needs the write scope to start an import; then each line's
+// name is checked as it comes (lineCheck). A line outside the key's
+// prefixes is refused (permission_denied) and the others applied; with
+// atomic, that refusal makes the whole import 403, nothing applied, as for
+// a batch.
+func importAccess() access {
+	return access{desc: "write lines", check: func(g gate) error {
+		if err := g.allow(keys.Write, keys.Anything()); err != nil {
+			return err
+		}
+		k, ctx := g.keys, g.c.UserContext()
+		g.c.Locals(localChecked, lineCheck(func(name string) error { return k.Allow(ctx, keys.Write, keys.Name(name)) }))
+		return nil
+	}}
+}
+
+// lineCheck is the import's check of one line's counter name.
+type lineCheck func(name string) error
+
+// lines refuses, as they come, the lines whose names the caller may not
+// write. Bad and reserved names are the domain's to refuse, with their own
+// reasons.
+func (check lineCheck) lines(lines iter.Seq[counters.ImportLine]) iter.Seq[counters.ImportLine] {
+	return func(yield func(counters.ImportLine) bool) {
+		for l := range lines {
+			if name := l.Counter.Name; l.Reason == "" && l.Err == nil && counters.ValidateName(name) == nil && !counters.IsReserved(name) {
+				if err := check(name); err != nil {
+					l = l.Refuse(counters.ReasonPermission, "%s", counters.ErrorMessage(err))
+				}
+			}
+			if !yield(l) {
+				return
+			}
+		}
+	}
+}
 
 func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 	opts, err := importOptions(c)
@@ -57,7 +95,8 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), h.timeout)
 	defer cancel()
-	report, err := h.svc.Import(ctx, opts, readLines(io.TeeReader(body, fp), fp, opts.Key))
+	lines := checked[lineCheck](c).lines(readLines(io.TeeReader(body, fp), fp, opts.Key))
+	report, err := h.svc.Import(ctx, opts, lines)
 	if err != nil {
 		if report != nil && report.Read > 0 {
 			return &reportedError{error: err, report: toReportJSON(report)}

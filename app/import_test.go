@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // importReport is the answer of POST /v1/import.
@@ -460,7 +460,7 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 // it, and nothing after it.
 func TestImportWhenMySQLDiesMidwayReportsWhatWasCommitted(t *testing.T) {
 	m := testenv.StartMariaDB(t)
-	env := apptest.NewWithDSN(t, m.DSN("imports"), func(c *config.Config) { c.MySQL.Timeout = 2 * time.Second })
+	env := apptest.NewWithDSN(t, m.DSN("imports"), func(c *wire.Config) { c.MySQL.Timeout = 2 * time.Second })
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	line := func(i int) string { return fmt.Sprintf(`{"name": "out/%06d", "value": %d}`+"\n", i, i) }

@@ -35,12 +35,12 @@ type keyHandlers struct {
 	keys *keys.Service
 }
 
-func registerKeyRoutes(v1 fiber.Router, auth fiber.Handler, k *keys.Service, budget dbBudget) {
-	h := &keyHandlers{dbBudget: budget, keys: k}
-	v1.Post("/keys", auth, h.create)
-	v1.Get("/keys", auth, h.list)
-	v1.Get("/keys/:id", auth, h.get)
-	v1.Delete("/keys/:id", auth, h.revoke)
+func registerKeyRoutes(r router, k *keys.Service) {
+	h := &keyHandlers{dbBudget: r.dbBudget, keys: k}
+	r.private("POST", "/keys", adminAccess(), h.create)
+	r.private("GET", "/keys", adminAccess(), h.list)
+	r.private("GET", "/keys/:id", adminAccess(), h.get)
+	r.private("DELETE", "/keys/:id", adminAccess(), h.revoke)
 }
 
 // createKeyRequest parses {"name", "scopes", "prefixes", "companies",

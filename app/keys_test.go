@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // keyed is a key made through the API: its id and secret.
@@ -306,7 +306,7 @@ func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
 // With COUNTERS_API_TOKEN set, it is the admin from anywhere, and nobody
 // without a token is served, loopback included.
 func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
-	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "s3cret" })
+	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{
 		{"loopback without token", env, nil, 401},

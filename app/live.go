@@ -17,9 +17,9 @@ import (
 	"countersvc/live"
 )
 
-// DefaultHeartbeat is how often an idle stream sends a comment: API.md
-// promises one at least every 15 seconds, so that proxies keep idle streams
-// open, and it is also how a stream learns that its client went away: a
+// DefaultHeartbeat is how often an idle stream sends a comment:
+// docs/live-updates.md promises one at least every 15 seconds, so that
+// proxies keep idle streams open, and it is also how a stream learns that its client went away: a
 // writer hears of a gone client only when a write fails (fasthttp #993,
 // #771), so without it a dropped stream would hold its goroutines until
 // its counter next changed.
@@ -30,13 +30,12 @@ const DefaultHeartbeat = 15 * time.Second
 // audience reconnecting to a restarted process is spread out.
 const liveRetry = 2000
 
-// liveHandlers serves the streams of API.md "Live updates". The rules
+// liveHandlers serves the streams of docs/live-updates.md (openapi.yaml: the /events operations). The rules
 // (what is sent, when, the caps) are package live's; these handlers read
 // the request, write the events and keep the connection alive.
 type liveHandlers struct {
 	dbBudget
-	guarded   keys.LiveOpener // private streams, checked against the key
-	public    keys.LiveOpener // page-hit streams: no key, public names only
+	hub       liveOpener
 	hits      *hitHandlers
 	proxies   trustedProxies
 	drain     *Drain
@@ -44,20 +43,49 @@ type liveHandlers struct {
 	writeWait time.Duration // how long a client may take to accept one write before it is dropped
 }
 
-func (h *liveHandlers) counter(c *fiber.Ctx) error {
-	name, err := pathName(c, "name")
-	if err != nil {
-		return err
+// liveOpener opens live-update streams (live.Hub).
+type liveOpener interface {
+	Counter(ctx context.Context, r live.Request) (*live.Stream, error)
+	Prefix(ctx context.Context, r live.Request) (*live.Stream, error)
+}
+
+// Live is the live updates capability: a counter's stream and a prefix's
+// need read access to the name or prefix, as reads do; the public
+// page-hit stream needs a public name. heartbeat <= 0 is DefaultHeartbeat.
+func Live(hub liveOpener, heartbeat time.Duration) Capability {
+	if heartbeat <= 0 {
+		heartbeat = DefaultHeartbeat
 	}
-	return h.open(c, h.guarded.Counter, live.Request{Name: name})
+	return capabilityFunc(func(r router) {
+		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, hits: r.hits, proxies: r.proxies, drain: r.drain,
+			heartbeat: heartbeat, writeWait: r.writeWait}
+		r.publicGet("/hits/:name/events", publicRoute, publicHeaders("no-store"), h.hit)
+		r.private("GET", "/counters/:name/events", nameAccess(keys.Read), h.counter)
+		r.private("GET", "/events", streamPrefixAccess(), h.prefix)
+	})
+}
+
+// streamPrefixAccess is read access to ?prefix=, which a stream must
+// give: every counter at once is no stream.
+func streamPrefixAccess() access {
+	return access{desc: "read prefix", check: func(g gate) error {
+		prefix := strings.Clone(g.c.Query("prefix"))
+		if prefix == "" {
+			return counters.Errorf(counters.EINVALID, "The prefix query parameter is required and must not be empty.")
+		}
+		g.c.Locals(localChecked, prefix)
+		return g.allow(keys.Read, keys.Prefix(prefix))
+	}}
+}
+
+// counter is a counter's stream; a counter that does not exist is 404
+// (only the public page-hit streams stream a missing one).
+func (h *liveHandlers) counter(c *fiber.Ctx) error {
+	return h.open(c, h.hub.Counter, live.Request{Name: checkedName(c)})
 }
 
 func (h *liveHandlers) prefix(c *fiber.Ctx) error {
-	prefix := strings.Clone(c.Query("prefix"))
-	if prefix == "" {
-		return counters.Errorf(counters.EINVALID, "The prefix query parameter is required and must not be empty.")
-	}
-	return h.open(c, h.guarded.Prefix, live.Request{Prefix: prefix})
+	return h.open(c, h.hub.Prefix, live.Request{Prefix: checked[string](c)})
 }
 
 // hit is the public page-hit stream: it counts no hit, and a page with no
@@ -67,7 +95,7 @@ func (h *liveHandlers) hit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.open(c, h.public.Counter, live.Request{Name: name, Missing: true})
+	return h.open(c, h.hub.Counter, live.Request{Name: name, Missing: true})
 }
 
 // open opens the stream with the request's address and Last-Event-ID, and
@@ -145,7 +173,7 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 		case <-s.Done():
 			return
 		case <-beat.C:
-			// Every heartbeat, events or not: API.md promises a comment
+			// Every heartbeat, events or not: docs/live-updates.md promises a comment
 			// at least every 15 s. It is also how a gone client is found:
 			// its write fails.
 			extend()
@@ -198,7 +226,7 @@ func (c *chunked) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeEvent writes one event of API.md's shapes. It allocates nothing: a
+// writeEvent writes one event of the shapes docs/live-updates.md gives. It allocates nothing: a
 // hot counter's event is written by every stream that watches it. Names
 // are valid counter names, without control characters, so the data is one
 // line and only quotes and backslashes need escaping in its JSON.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 func increment(t *testing.T, e *apptest.Env, name string) int64 {
@@ -29,7 +29,7 @@ func increment(t *testing.T, e *apptest.Env, name string) int64 {
 	return v.Value
 }
 
-func liveOptions(c *config.Config) {
+func liveOptions(c *wire.Config) {
 	c.Live.Heartbeat = 200 * time.Millisecond
 }
 
@@ -178,7 +178,7 @@ func TestStreamsAreScopedLikeReads(t *testing.T) {
 // Past the per-address cap a stream is refused 429 with an integer
 // Retry-After; closing one makes room again.
 func TestStreamsPastTheCapAreRefused(t *testing.T) {
-	e := apptest.New(t, liveOptions, func(c *config.Config) { c.Live.MaxPerAddr = 2 })
+	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fc", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fc/events"
 	a, b := apptest.OpenStream(t, url), apptest.OpenStream(t, url)
@@ -215,7 +215,7 @@ func TestStreamsPastTheCapAreRefused(t *testing.T) {
 // The drain (SIGTERM) ends every stream within a second, and the
 // shutdown after it does not wait for them.
 func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
-	e := apptest.New(t, liveOptions, func(c *config.Config) { c.Live.Heartbeat = 15 * time.Second })
+	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.Heartbeat = 15 * time.Second })
 	e.Do(t, "PUT", "/v1/counters/live%2Fd", `{"value": 1}`)
 	streams := []*apptest.Stream{apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fd/events"), apptest.OpenStream(t, e.URL+"/v1/events?prefix=live%2F")}
 	streams[0].Next(t, 2*time.Second)
@@ -236,7 +236,7 @@ func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
 // A thousand streams opened and dropped by their clients leave no
 // goroutine behind: the heartbeat finds each gone client.
 func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
-	e := apptest.New(t, liveOptions, func(c *config.Config) { c.Live.MaxPerAddr = 2000 })
+	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2000 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fg", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fg/events"
 	// Goroutines, less two pools that keep theirs by design, both bounded:
@@ -301,7 +301,7 @@ func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
 // liveProcesses runs two services on one database and one Redis.
 func liveProcesses(t *testing.T, rd *testenv.Redis, opts ...apptest.Option) (a, b *apptest.Env) {
 	a = apptest.NewWithCache(t, rd.URL(), append(opts, liveOptions)...)
-	b = apptest.NewWithDSN(t, a.DSN, append(opts, liveOptions, func(c *config.Config) { c.Cache.RedisURL = rd.URL() })...)
+	b = apptest.NewWithDSN(t, a.DSN, append(opts, liveOptions, func(c *wire.Config) { c.Cache.RedisURL = rd.URL() })...)
 	return a, b
 }
 
@@ -418,7 +418,7 @@ func streamOnce(t *testing.T, e *apptest.Env, method, path string, headers ...st
 // stream ends, its place freed, while the client still holds the
 // connection.
 func TestAClientThatStopsReadingIsDropped(t *testing.T) {
-	e := apptest.New(t, liveOptions, func(c *config.Config) { c.HTTP.WriteTimeout = 300 * time.Millisecond })
+	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.HTTP.WriteTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,8 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // The bodies that are not JSON are checked as text against their schema
@@ -262,7 +262,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	s := loadSpec(t)
 	const token = "conformance-admin-token"
 	admin := "Authorization: Bearer " + token
-	withToken := func(c *config.Config) { c.Keys.AdminToken = token }
+	withToken := func(c *wire.Config) { c.Keys.AdminToken = token }
 	rd := testenv.StartRedis(t)
 	e := apptest.NewWithCache(t, rd.URL(), withToken)
 
@@ -534,7 +534,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	t.Run("succeeds", func(t *testing.T) { s.drive(t, e, succeeds, admin) })
 	t.Run("refused", func(t *testing.T) { s.drive(t, e, refused, admin) })
 	t.Run("webhook limit", func(t *testing.T) {
-		one := apptest.New(t, func(c *config.Config) { c.Webhooks.MaxPerKey = 1 })
+		one := apptest.New(t, func(c *wire.Config) { c.Webhooks.MaxPerKey = 1 })
 		body := `{` + hookURL + `"name": "a", "thresholds": [1]}`
 		s.do(t, one, exchange{method: "POST", path: "/v1/webhooks", body: body, status: 201})
 		s.do(t, one, exchange{method: "POST", path: "/v1/webhooks", body: body, status: 422})
@@ -568,7 +568,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	t.Run("rate limited", func(t *testing.T) {
 		// Redis's database 1: the cache of this service's own MySQL database
 		// must not meet the other one's under the same keys.
-		limited := apptest.NewWithCache(t, strings.TrimSuffix(rd.URL(), "/0")+"/1", func(c *config.Config) {
+		limited := apptest.NewWithCache(t, strings.TrimSuffix(rd.URL(), "/0")+"/1", func(c *wire.Config) {
 			c.Hits.Limits.Rate, c.Hits.Limits.RateWindow, c.Hits.Limits.DedupWindow = 1, time.Hour, 0
 			// A limit check that times out lets the hit through (fail
 			// open); a loaded test machine must not make that happen here.
@@ -583,7 +583,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		}
 	})
 	t.Run("too many streams", func(t *testing.T) {
-		capped := apptest.NewWithDSN(t, e.DSN, withToken, func(c *config.Config) { c.Live.MaxPerAddr = 1 })
+		capped := apptest.NewWithDSN(t, e.DSN, withToken, func(c *wire.Config) { c.Live.MaxPerAddr = 1 })
 		held := apptest.OpenStream(t, capped.URL+"/v1/hits/hits%2Fpage/events")
 		defer held.Close()
 		for _, path := range []string{"/v1/counters/a/events", "/v1/events?prefix=a", "/v1/hits/hits%2Fpage/events"} {
@@ -603,7 +603,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	})
 	t.Run("MySQL down", func(t *testing.T) {
 		m := testenv.StartMariaDB(t)
-		down := apptest.NewWithDSN(t, m.DSN("conformance"), withToken, func(c *config.Config) { c.MySQL.Timeout = time.Second })
+		down := apptest.NewWithDSN(t, m.DSN("conformance"), withToken, func(c *wire.Config) { c.MySQL.Timeout = time.Second })
 		m.Kill()
 		for _, x := range succeeds {
 			if op := s.operation(x); op != nil && op.Responses.Status(503) != nil {

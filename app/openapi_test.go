@@ -62,3 +62,23 @@ func TestOpenAPIDocumentsExactlyTheServedRoutes(t *testing.T) {
 		t.Fatalf("served but not in openapi.yaml: %v\nin openapi.yaml but not served: %v", missing, extra)
 	}
 }
+
+// Every route the service serves declares what it needs of its caller:
+// public, or private with an access (app/access.go), which the router
+// checks before the handler. A route added without one fails here by name
+// (and router.private refuses to add a private route without one).
+func TestEveryRouteDeclaresItsAccess(t *testing.T) {
+	e := apptest.New(t)
+	ops := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+	for _, r := range e.App.GetRoutes(true) {
+		if ops[r.Path] || strings.HasPrefix(r.Path, "/dashboard") {
+			continue // the service's own pages: public, outside the API
+		}
+		if !strings.HasPrefix(r.Name, "public") && !strings.HasPrefix(r.Name, "private: ") {
+			t.Errorf("%s %s declares no access (route name %q)", r.Method, r.Path, r.Name)
+		}
+		if strings.HasPrefix(r.Path, "/v1/") && r.Name == "" {
+			t.Errorf("%s %s is served without a declared access", r.Method, r.Path)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"countersvc/counters"
 	_ "embed"
 
 	"github.com/gofiber/fiber/v2"
@@ -63,33 +64,28 @@ func snippet(c *fiber.Ctx) error {
 // routePublic registers the public endpoints. They take no token: the
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole. The read-only badges also serve a private counter to a
-// request with credentials (h.credentials), checked by the keys guard. It
-// returns the page-hit handlers, which the page-hit stream shares.
-func routePublic(v1 fiber.Router, o Options, private privateReads) *hitHandlers {
-	h := &hitHandlers{hits: o.Hits, proxies: trustedProxies(o.TrustedProxies), dbBudget: dbBudget{o.DBTimeout},
-		history: &historyHandlers{dbBudget: dbBudget{o.DBTimeout}, svc: o.History}, private: private}
+// request with credentials (h.credentials), whose read keys checks
+// (hitHandlers.read): their routes are named for both. It returns the page-hit handlers, which the page-hit stream shares.
+func routePublic(r router, o Options, history *historyHandlers, svc counters.Service) *hitHandlers {
+	h := &hitHandlers{hits: o.Hits, proxies: r.proxies, dbBudget: r.dbBudget, history: history,
+		auth: r.auth, keys: r.keys, counters: svc}
 	noStore := publicHeaders("no-store")
+	const orRead = publicRoute + "; read name with credentials"
 	routes := []struct {
-		path     string
-		handlers []fiber.Handler
+		path, name string
+		handlers   []fiber.Handler
 	}{
-		{"/hits/:name", []fiber.Handler{noStore, h.hit}},
-		{"/hits/:name/badge.svg", []fiber.Handler{noStore, h.badge(h.publicName, h.count, badgeQuery.send)}},
-		{"/counters/:name/badge.svg", []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.send)}},
-		{"/counters/:name/shields.json", []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.sendShields)}},
-		{"/hits/:name/history", []fiber.Handler{noStore, h.history.public(h)}},
-		{"/snippet.js", []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
+		{"/hits/:name", publicRoute, []fiber.Handler{noStore, h.hit}},
+		{"/hits/:name/badge.svg", publicRoute, []fiber.Handler{noStore, h.badge(h.publicName, h.count, badgeQuery.send)}},
+		{"/counters/:name/badge.svg", orRead, []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.send)}},
+		{"/counters/:name/shields.json", orRead, []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.sendShields)}},
+		{"/hits/:name/history", publicRoute, []fiber.Handler{noStore, h.history.public(h)}},
+		{"/snippet.js", publicRoute, []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
-	for _, r := range routes {
-		routePublicGet(v1, r.path, r.handlers...)
+	for _, route := range routes {
+		r.publicGet(route.path, route.name, route.handlers...)
 	}
 	return h
-}
-
-// routePublicGet registers a public GET with its CORS preflight.
-func routePublicGet(v1 fiber.Router, path string, handlers ...fiber.Handler) {
-	v1.Get(path, handlers...)
-	v1.Options(path, handlers[0], preflight, allowOptions)
 }
 
 // allowOptions answers an OPTIONS request that is not a CORS preflight.

@@ -16,23 +16,21 @@ import (
 	"countersvc/history"
 	"countersvc/hits"
 	"countersvc/keys"
-	"countersvc/live"
-	"countersvc/tickets"
-	"countersvc/webhooks"
 )
 
 // Options are the HTTP layer's settings and dependencies.
 type Options struct {
 	Counters counters.Service
 	History  *history.Service // counts per hour, day and month (app/history.go)
-	Tickets  tickets.Service  // nil: no /v1/boards endpoints
-	Webhooks webhooks.API     // nil: no /v1/webhooks endpoints
 	Log      *slog.Logger
-	Registry *prometheus.Registry // metrics are registered here and served at /metrics
 
-	// Keys (required) authenticates every private /v1 request and guards
-	// the counters, tickets and keys it reaches (keys.Service.Counters and
-	// .Tickets): Counters and Tickets are given here unguarded.
+	// Capabilities add their own routes, each with its access (Tickets,
+	// Webhooks, Live, ...): the router loops over them.
+	Capabilities []Capability
+	Registry     *prometheus.Registry // metrics are registered here and served at /metrics
+
+	// Keys (required) authenticates every private /v1 request and decides
+	// what it may touch, at its route (access.go).
 	Keys         *keys.Service
 	BodyLimit    int           // bytes; default DefaultBodyLimit
 	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default DefaultDBTimeout
@@ -50,10 +48,6 @@ type Options struct {
 	RedisCheck func(context.Context) error // nil: cache disabled
 
 	Drain *Drain // started on SIGTERM; nil: never drains
-
-	// Live updates (app/live.go); nil: no /events endpoints.
-	Live          *live.Hub
-	LiveHeartbeat time.Duration // the idle streams' comment; default DefaultHeartbeat
 
 	// Page hits (app/public.go).
 	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
@@ -96,9 +90,6 @@ func (o *Options) defaults() {
 	}
 	if o.ImportTimeout == 0 {
 		o.ImportTimeout = 10 * time.Minute
-	}
-	if o.LiveHeartbeat <= 0 {
-		o.LiveHeartbeat = DefaultHeartbeat
 	}
 	if o.Hits == nil {
 		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
@@ -143,36 +134,26 @@ func New(o Options) *fiber.App {
 	routeDashboard(app)
 
 	budget := dbBudget{o.DBTimeout}
-	auth := authenticate(o.Keys, trustedProxies(o.TrustedProxies))
-	h := &counterHandlers{dbBudget: budget, svc: o.Keys.Counters(o.Counters), listTTL: o.ListTTL}
-	v1 := app.Group("/v1")
-	hist := &historyHandlers{dbBudget: budget, svc: o.Keys.History(o.History)}
-	hits := routePublic(v1, o, privateReads{auth: auth, counters: h.svc, history: hist.svc})
-	if o.Live != nil {
-		lh := &liveHandlers{dbBudget: budget, guarded: o.Keys.Live(o.Live), public: o.Live, hits: hits,
-			proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, heartbeat: o.LiveHeartbeat, writeWait: o.WriteTimeout}
-		routePublicGet(v1, "/hits/:name/events", publicHeaders("no-store"), lh.hit)
-		v1.Get("/counters/:name/events", auth, lh.counter)
-		v1.Get("/events", auth, lh.prefix)
-	}
-	v1.Get("/counters", auth, h.list)
-	v1.Post("/counters/reset", auth, h.reset)
-	v1.Post("/counters/batch", auth, h.batch)
-	v1.Get("/counters/:name", auth, h.get)
-	v1.Put("/counters/:name", auth, h.set)
-	v1.Delete("/counters/:name", auth, h.delete)
-	v1.Post("/counters/:name/increment", auth, h.increment)
-	v1.Get("/counters/:name/history", auth, hist.counter)
-	v1.Get("/history", auth, hist.prefix)
-	v1.Get("/export", auth, h.export)
+	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
+		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
+	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL}
+	hist := &historyHandlers{dbBudget: budget, svc: o.History}
+	r.hits = routePublic(r, o, hist, h.svc)
+	r.private("GET", "/counters", listAccess(), h.list)
+	r.private("POST", "/counters/reset", resetAccess(), h.reset)
+	r.private("POST", "/counters/batch", batchAccess(), h.batch)
+	r.private("GET", "/counters/:name", nameAccess(keys.Read), h.get)
+	r.private("PUT", "/counters/:name", nameAccess(keys.Write), h.set)
+	r.private("DELETE", "/counters/:name", nameAccess(keys.Write), h.delete)
+	r.private("POST", "/counters/:name/increment", nameAccess(keys.Write), h.increment)
+	r.private("GET", "/counters/:name/history", nameAccess(keys.Read), hist.counter)
+	r.private("GET", "/history", prefixAccess(keys.Read), hist.prefix)
+	r.private("GET", "/export", listAccess(), h.export)
 	imports := &importHandlers{svc: h.svc, stepTimeout: o.DBTimeout, timeout: o.ImportTimeout}
-	v1.Post("/import", auth, imports.importCounters)
-	if o.Tickets != nil {
-		registerTicketRoutes(v1, auth, o.Keys.Tickets(o.Tickets), o.DBTimeout)
-	}
-	registerKeyRoutes(v1, auth, o.Keys, budget)
-	if o.Webhooks != nil {
-		registerWebhookRoutes(v1, auth, o.Keys.Webhooks(o.Webhooks), budget)
+	r.private("POST", "/import", importAccess(), imports.importCounters)
+	registerKeyRoutes(r, o.Keys)
+	for _, cap := range o.Capabilities {
+		cap.routes(r)
 	}
 
 	// No catch-all: Fiber answers an unknown path 404 and a known path with

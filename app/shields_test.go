@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 // Badges show the total, today's count or both ("today / total"), with
@@ -49,13 +49,13 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 	}
 }
 
-// The read-only badges of a private counter are a read (API.md: badges
+// The read-only badges of a private counter are a read (openapi.yaml: badges
 // have the read scope): the admin token and a read key within its prefixes
 // get them, today's count included, through the same keys guard as GET
 // /v1/counters/{name}; a key outside its prefixes is 403 and a bad key 401.
 // Without credentials a private name keeps the public refusal, whoever asks.
 func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
-	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "s3cret" })
+	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	admin := bearerOf("s3cret")
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "", admin)
 	reader := createKey(t, env, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`, admin).Secret

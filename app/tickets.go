@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/keys"
 	"countersvc/tickets"
 )
 
@@ -50,16 +51,56 @@ type ticketHandlers struct {
 	svc tickets.Service
 }
 
-// registerTicketRoutes adds the boards-and-tickets endpoints behind auth.
-func registerTicketRoutes(v1 fiber.Router, auth fiber.Handler, svc tickets.Service, timeout time.Duration) {
-	h := &ticketHandlers{dbBudget: dbBudget{timeout}, svc: svc}
-	v1.Post("/boards", auth, h.createBoard)
-	v1.Get("/boards/:board_id", auth, h.getBoard)
-	v1.Post("/boards/:board_id/tickets", auth, h.createTicket)
-	v1.Get("/boards/:board_id/tickets", auth, h.listTickets)
-	v1.Get("/boards/:board_id/tickets/:local_id", auth, h.getTicket)
-	v1.Delete("/boards/:board_id/tickets/:local_id", auth, h.deleteTicket)
-	v1.Get("/companies/:company_id/tickets/:key", auth, h.ticketByKey)
+// Tickets is the boards-and-tickets capability: /v1/boards and
+// /v1/companies/{id}/tickets. Each route's access names a company: the
+// board's (looked up through svc's board cache), or the path's or body's.
+func Tickets(svc tickets.Service) Capability {
+	return capabilityFunc(func(r router) {
+		h := &ticketHandlers{dbBudget: r.dbBudget, svc: svc}
+		r.private("POST", "/boards", bodyAccess("write company", boardCreateRequest, func(req tickets.BoardCreate) ([]accessOf, error) {
+			return []accessOf{{access: keys.Write, resource: keys.Company(req.CompanyID)}}, nil
+		}), h.createBoard)
+		r.private("GET", "/boards/:board_id", h.boardAccess(keys.Read), h.getBoard)
+		r.private("POST", "/boards/:board_id/tickets", h.boardAccess(keys.Write), h.createTicket)
+		r.private("GET", "/boards/:board_id/tickets", h.boardAccess(keys.Read), h.listTickets)
+		r.private("GET", "/boards/:board_id/tickets/:local_id", h.boardAccess(keys.Read), h.getTicket)
+		r.private("DELETE", "/boards/:board_id/tickets/:local_id", h.boardAccess(keys.Write), h.deleteTicket)
+		r.private("GET", "/companies/:company_id/tickets/:key", companyAccess(keys.Read), h.ticketByKey)
+	})
+}
+
+// boardAccess is a to the company of the path's board. Whether the key may
+// use some company is checked before the board is looked up, so that a key
+// without companies learns nothing of which boards exist; the admin's
+// requests look nothing up here.
+func (h *ticketHandlers) boardAccess(a keys.Access) access {
+	return access{desc: accessWord(a) + " board's company", check: func(g gate) error {
+		id, err := positiveParam(g.c, "board_id")
+		if err != nil {
+			return err
+		}
+		if err := g.allow(a, keys.SomeCompany()); err != nil || principal(g.c).IsAdmin() {
+			return err
+		}
+		ctx, cancel := h.dbContext(g.c)
+		defer cancel()
+		b, err := h.svc.Board(ctx, id)
+		if err != nil {
+			return err
+		}
+		return g.allow(a, keys.Company(b.CompanyID))
+	}}
+}
+
+// companyAccess is a to the path's company.
+func companyAccess(a keys.Access) access {
+	return access{desc: accessWord(a) + " company", check: func(g gate) error {
+		id, err := positiveParam(g.c, "company_id")
+		if err != nil {
+			return err
+		}
+		return g.allow(a, keys.Company(id))
+	}}
 }
 
 // positiveParam parses a path segment that must be a positive integer id.
@@ -80,27 +121,29 @@ func (o jsonObject) requiredString(key string) (string, error) {
 	return s, err
 }
 
-func (h *ticketHandlers) createBoard(c *fiber.Ctx) error {
+// boardCreateRequest parses {"company_id", "slug", "title"} strictly.
+func boardCreateRequest(c *fiber.Ctx) (req tickets.BoardCreate, err error) {
 	obj, err := parseObject(c.Body(), "company_id", "slug", "title")
 	if err != nil {
-		return err
+		return req, err
 	}
-	var req tickets.BoardCreate
 	var ok bool
 	if req.CompanyID, ok, err = obj.int64Field("company_id"); err != nil {
-		return err
+		return req, err
 	} else if !ok {
-		return counters.Errorf(counters.EINVALID, "The body must give %q.", "company_id")
+		return req, counters.Errorf(counters.EINVALID, "The body must give %q.", "company_id")
 	}
 	if req.Slug, err = obj.requiredString("slug"); err != nil {
-		return err
+		return req, err
 	}
-	if req.Title, err = obj.requiredString("title"); err != nil {
-		return err
-	}
+	req.Title, err = obj.requiredString("title")
+	return req, err
+}
+
+func (h *ticketHandlers) createBoard(c *fiber.Ctx) error {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	b, err := h.svc.CreateBoard(ctx, req)
+	b, err := h.svc.CreateBoard(ctx, checked[tickets.BoardCreate](c))
 	if err != nil {
 		return err
 	}

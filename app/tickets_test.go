@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 type boardBody struct {
@@ -342,7 +342,7 @@ func TestBoardSequenceIsAReadOnlyReservedCounter(t *testing.T) {
 }
 
 func TestTicketEndpointsNeedTheBearerToken(t *testing.T) {
-	env := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "s3cret" })
+	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	paths := []struct{ method, path string }{
 		{"POST", "/v1/boards"},
 		{"GET", "/v1/boards/1"},

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // browser is a real browser's User-Agent: crawlerdetect lets it through.
@@ -23,7 +23,7 @@ const browser = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like
 // 127.0.0.1 as its proxy, so that X-Forwarded-For names each visitor.
 func visitorsEnv(t *testing.T, r *testenv.Redis, dsn string) *apptest.Env {
 	t.Helper()
-	opt := func(c *config.Config) {
+	opt := func(c *wire.Config) {
 		c.Cache.RedisURL = r.URL()
 		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
 		c.Log.Level = "debug"            // the most the log could ever say of a visitor

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"countersvc/counters"
+	"countersvc/keys"
 	"countersvc/webhooks"
 )
 
@@ -53,21 +54,55 @@ type deliveryJSON struct {
 	Event          json.RawMessage `json:"event"`
 }
 
-// webhookHandlers serves /v1/webhooks. Who may is keys.Service's to say.
+// webhookHandlers serves /v1/webhooks.
 type webhookHandlers struct {
 	dbBudget
 	svc webhooks.API
 }
 
-func registerWebhookRoutes(v1 fiber.Router, auth fiber.Handler, svc webhooks.API, budget dbBudget) {
-	h := &webhookHandlers{dbBudget: budget, svc: svc}
-	v1.Post("/webhooks", auth, h.create)
-	v1.Get("/webhooks", auth, h.list)
-	v1.Get("/webhooks/:id", auth, h.get)
-	v1.Delete("/webhooks/:id", auth, h.delete)
-	v1.Get("/webhooks/:id/deliveries", auth, h.deliveries)
-	v1.Post("/webhooks/:id/enable", auth, h.enable)
-	v1.Post("/webhooks/:id/rotate", auth, h.rotate)
+// Webhooks is the webhooks capability: /v1/webhooks. A hook is the
+// admin's, or a write key's whose prefixes take in the hook's counter name
+// or prefix; a key sees only such hooks in the list, and the hooks it
+// creates count against its own limit.
+func Webhooks(svc webhooks.API) Capability {
+	return capabilityFunc(func(r router) {
+		h := &webhookHandlers{dbBudget: r.dbBudget, svc: svc}
+		parse := func(c *fiber.Ctx) (webhooks.CreateRequest, error) { return createHookRequest(c.Body()) }
+		r.private("POST", "/webhooks", bodyAccess("write hook's target", parse, func(req webhooks.CreateRequest) ([]accessOf, error) {
+			switch {
+			case req.Name != "" && req.Prefix != "": // both given: the domain refuses it
+			case req.Prefix != "":
+				return []accessOf{{access: keys.Write, resource: keys.Prefix(req.Prefix)}}, nil
+			case req.Name != "":
+				return []accessOf{{access: keys.Write, resource: keys.Name(req.Name)}}, nil
+			}
+			return []accessOf{{access: keys.Write, resource: keys.Anything()}}, nil
+		}), h.create)
+		r.private("GET", "/webhooks", scopeAccess(keys.Write), h.list)
+		r.private("GET", "/webhooks/:id", h.hookAccess(), h.get)
+		r.private("DELETE", "/webhooks/:id", h.hookAccess(), h.delete)
+		r.private("GET", "/webhooks/:id/deliveries", h.hookAccess(), h.deliveries)
+		r.private("POST", "/webhooks/:id/enable", h.hookAccess(), h.enable)
+		r.private("POST", "/webhooks/:id/rotate", h.hookAccess(), h.rotate)
+	})
+}
+
+// hookAccess is the write scope on the target of the path's hook, which
+// is looked up once the scope is there; the handler takes the hook with
+// checked[*webhooks.Hook].
+func (h *webhookHandlers) hookAccess() access {
+	lookup := func(c *fiber.Ctx) (*webhooks.Hook, error) {
+		id, err := positiveParam(c, "id")
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := h.dbContext(c)
+		defer cancel()
+		return h.svc.Get(ctx, id)
+	}
+	return lookupAccess("write hook's target", keys.Write, keys.Anything(), lookup, func(hook *webhooks.Hook) keys.Resource {
+		return keys.Target(hook.Target, hook.IsPrefix)
+	})
 }
 
 // createHookRequest parses {"url", "name" or "prefix", "thresholds",
@@ -103,10 +138,8 @@ func createHookRequest(body []byte) (webhooks.CreateRequest, error) {
 }
 
 func (h *webhookHandlers) create(c *fiber.Ctx) error {
-	req, err := createHookRequest(c.Body())
-	if err != nil {
-		return err
-	}
+	req := checked[webhooks.CreateRequest](c)
+	req.Owner = principal(c).KeyID()
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	hook, err := h.svc.Create(ctx, req)
@@ -126,6 +159,15 @@ func (h *webhookHandlers) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if p := principal(c); !p.IsAdmin() {
+		kept := list[:0]
+		for _, hook := range list {
+			if p.May(keys.Write, keys.Target(hook.Target, hook.IsPrefix)) == nil {
+				kept = append(kept, hook)
+			}
+		}
+		list = kept
+	}
 	out := struct {
 		Webhooks []hookJSON `json:"webhooks"`
 	}{make([]hookJSON, len(list))}
@@ -136,24 +178,11 @@ func (h *webhookHandlers) list(c *fiber.Ctx) error {
 }
 
 func (h *webhookHandlers) get(c *fiber.Ctx) error {
-	id, err := positiveParam(c, "id")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := h.dbContext(c)
-	defer cancel()
-	hook, err := h.svc.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(hookToJSON(hook))
+	return c.JSON(hookToJSON(checked[*webhooks.Hook](c)))
 }
 
 func (h *webhookHandlers) delete(c *fiber.Ctx) error {
-	id, err := positiveParam(c, "id")
-	if err != nil {
-		return err
-	}
+	id := checked[*webhooks.Hook](c).ID
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	if err := h.svc.Delete(ctx, id); err != nil {
@@ -163,10 +192,7 @@ func (h *webhookHandlers) delete(c *fiber.Ctx) error {
 }
 
 func (h *webhookHandlers) enable(c *fiber.Ctx) error {
-	id, err := positiveParam(c, "id")
-	if err != nil {
-		return err
-	}
+	id := checked[*webhooks.Hook](c).ID
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	hook, err := h.svc.Enable(ctx, id)
@@ -179,10 +205,7 @@ func (h *webhookHandlers) enable(c *fiber.Ctx) error {
 // rotate answers the hook with its new secret, shown here only, and until
 // when the secret it replaced signs too; never that secret.
 func (h *webhookHandlers) rotate(c *fiber.Ctx) error {
-	id, err := positiveParam(c, "id")
-	if err != nil {
-		return err
-	}
+	id := checked[*webhooks.Hook](c).ID
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	hook, err := h.svc.Rotate(ctx, id)
@@ -199,10 +222,7 @@ func (h *webhookHandlers) rotate(c *fiber.Ctx) error {
 }
 
 func (h *webhookHandlers) deliveries(c *fiber.Ctx) error {
-	id, err := positiveParam(c, "id")
-	if err != nil {
-		return err
-	}
+	id := checked[*webhooks.Hook](c).ID
 	limit, given, err := queryInt(c, "limit")
 	if err != nil {
 		return err

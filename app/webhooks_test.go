@@ -14,8 +14,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 	"countersvc/webhooks"
 )
 
@@ -79,7 +79,7 @@ type hookCreated struct {
 	DisabledAt *time.Time `json:"disabled_at"`
 }
 
-func allowPrivate(c *config.Config) { c.Webhooks.AllowPrivate = true }
+func allowPrivate(c *wire.Config) { c.Webhooks.AllowPrivate = true }
 
 func createHook(t *testing.T, e *apptest.Env, body string, headers ...string) hookCreated {
 	t.Helper()
@@ -241,7 +241,7 @@ func TestPrivateAndOddURLsAreRefusedAtCreation(t *testing.T) {
 // A write key manages hooks inside its prefixes only, sees only those, and
 // has a limit; a read key none.
 func TestHooksAreScopedToTheKeysPrefixesAndLimited(t *testing.T) {
-	e := apptest.New(t, allowPrivate, func(c *config.Config) { c.Webhooks.MaxPerKey = 2 })
+	e := apptest.New(t, allowPrivate, func(c *wire.Config) { c.Webhooks.MaxPerKey = 2 })
 	admin := createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shopB/x", "thresholds": [1]}`)
 	w := createKey(t, e, `{"name": "shop A", "scopes": ["write"], "prefixes": ["shopA/"]}`)
 	ro := createKey(t, e, `{"name": "reader", "scopes": ["read"], "prefixes": ["shopA/"]}`)

@@ -17,8 +17,7 @@ const IdempotencyRetention = 24 * time.Hour
 // with, so that reusing a key for another request can be refused. Owner is
 // the API key that sent it (0: the admin token): keys are namespaced by
 // their owner, so one API key's recorded answer is never replayed to
-// another. The HTTP layer never sets Owner; keys.Counters does, from the
-// caller it authenticated.
+// another. The HTTP layer sets Owner from the caller it authenticated.
 type Idempotency struct {
 	Owner       int64
 	Key         string

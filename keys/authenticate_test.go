@@ -51,7 +51,7 @@ func BenchmarkAuthenticateAndCheck(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := p.Name("bench/hot", keys.Write); err != nil {
+					if err := p.May(keys.Write, keys.Name("bench/hot")); err != nil {
 						b.Fatal(err)
 					}
 				}

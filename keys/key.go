@@ -3,8 +3,9 @@
 // each key may touch (its scopes, counter-name prefixes and companies), and
 // the one check of both. It knows nothing of HTTP or SQL: app/ hands it the
 // bearer secret and whether the client is on this machine, storage/ keeps
-// the keys. The checks wrap counters.Service and tickets.Service (guard.go),
-// so that no handler can reach a counter or a board without them.
+// the keys. It knows no domain's types either: app/ says, route by route,
+// which Resource a request touches (app/access.go), and Principal.May
+// answers.
 package keys
 
 import (

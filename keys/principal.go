@@ -23,7 +23,7 @@ func Admin() *Principal { return admin }
 // KeyID is the key's id, 0 for the admin token. It namespaces idempotency
 // keys.
 func (p *Principal) KeyID() int64 {
-	if p.key == nil {
+	if p == nil || p.key == nil {
 		return 0
 	}
 	return p.key.ID
@@ -67,6 +67,82 @@ func (a Access) scope() Scope {
 // decided. Each returns nil or EPERMISSION with a message that says what
 // the key lacks, never the key's secret or its other names.
 
+// Resource is what a request touches: a counter name, a prefix, a
+// company's boards, every counter, the API keys, or nothing named (only a
+// scope is needed). keys knows no domain's types: the HTTP layer says,
+// route by route, which resource a request names (app/access.go).
+type Resource struct {
+	kind    resourceKind
+	name    string // the counter name or prefix
+	company int64
+}
+
+type resourceKind int
+
+const (
+	kindScope resourceKind = iota
+	kindName
+	kindPrefix
+	kindCompany
+	kindAnyCompany
+	kindAllCounters
+	kindKeys
+)
+
+// Name is one counter.
+func Name(name string) Resource { return Resource{kind: kindName, name: name} }
+
+// Prefix is every counter whose name starts with prefix. The empty prefix
+// is every counter, which only the admin may name, and a key with the ""
+// prefix (whose listings then leave out the reserved names, see
+// HidesReserved).
+func Prefix(prefix string) Resource { return Resource{kind: kindPrefix, name: prefix} }
+
+// Target is a counter name, or a prefix when isPrefix: what a webhook watches.
+func Target(target string, isPrefix bool) Resource {
+	if isPrefix {
+		return Prefix(target)
+	}
+	return Name(target)
+}
+
+// Company is the boards and tickets of one company.
+func Company(id int64) Resource { return Resource{kind: kindCompany, company: id} }
+
+// SomeCompany is the boards and tickets of a company not yet known: it is
+// checked before a board is looked up, so that a key without companies
+// learns nothing of which boards exist.
+func SomeCompany() Resource { return Resource{kind: kindAnyCompany} }
+
+// AllCounters is every counter at once (a reset of all).
+func AllCounters() Resource { return Resource{kind: kindAllCounters} }
+
+// APIKeys is the API keys themselves.
+func APIKeys() Resource { return Resource{kind: kindKeys} }
+
+// Anything names nothing: only the access's scope is checked (the start
+// of an import, whose lines are checked one by one as they come).
+func Anything() Resource { return Resource{kind: kindScope} }
+
+// May checks that p may do a to r.
+func (p *Principal) May(a Access, r Resource) error {
+	switch r.kind {
+	case kindName:
+		return p.name(r.name, a)
+	case kindPrefix:
+		return p.prefix(r.name, a)
+	case kindCompany:
+		return p.company(r.company, a)
+	case kindAnyCompany:
+		return p.companies(a)
+	case kindAllCounters:
+		return p.all()
+	case kindKeys:
+		return p.keys()
+	}
+	return p.scope(a)
+}
+
 // scope checks that p's key has a's scope.
 func (p *Principal) scope(a Access) error {
 	if p == nil {
@@ -78,8 +154,8 @@ func (p *Principal) scope(a Access) error {
 	return counters.Errorf(counters.EPERMISSION, "This API key lacks the %q scope.", a.scope())
 }
 
-// Name checks that p may do a to the counter name.
-func (p *Principal) Name(name string, a Access) error {
+// name checks that p may do a to the counter name.
+func (p *Principal) name(name string, a Access) error {
 	if err := p.scope(a); err != nil {
 		return err
 	}
@@ -101,11 +177,9 @@ func (p *Principal) covers(name string) bool {
 	return false
 }
 
-// Prefix checks that p may do a to every counter whose name starts with
-// prefix. The empty prefix is every counter, which only the admin may name,
-// and a key with the "" prefix (whose listings then leave out the reserved
-// names, see Service.Counters).
-func (p *Principal) Prefix(prefix string, a Access) error {
+// prefix checks that p may do a to every counter whose name starts with
+// prefix.
+func (p *Principal) prefix(prefix string, a Access) error {
 	if err := p.scope(a); err != nil {
 		return err
 	}
@@ -118,17 +192,24 @@ func (p *Principal) Prefix(prefix string, a Access) error {
 	return counters.Errorf(counters.EPERMISSION, "This API key may not use the prefix %q: it is outside the key's prefixes.", prefix)
 }
 
-// listPrefix is the prefix a listing uses when it names prefix: a key
+// ListPrefix is the prefix a listing uses when it names prefix: a key
 // with one prefix that names none lists its own.
-func (p *Principal) listPrefix(prefix string) string {
+func (p *Principal) ListPrefix(prefix string) string {
 	if prefix == "" && p != nil && !p.IsAdmin() && len(p.key.Prefixes) == 1 {
 		return p.key.Prefixes[0]
 	}
 	return prefix
 }
 
-// All checks that p may act on every counter at once.
-func (p *Principal) All() error {
+// HidesReserved reports whether a listing of prefix must leave out the
+// reserved names for p: a key that lists everything through the ""
+// prefix never sees them.
+func (p *Principal) HidesReserved(prefix string) bool {
+	return prefix == "" && (p == nil || !p.IsAdmin())
+}
+
+// all checks that p may act on every counter at once.
+func (p *Principal) all() error {
 	if p != nil && p.IsAdmin() {
 		return nil
 	}
@@ -136,8 +217,7 @@ func (p *Principal) All() error {
 }
 
 // companies checks that p may do a to the boards and tickets of some
-// company, before a board is looked up: a key without companies learns
-// nothing of which boards exist.
+// company.
 func (p *Principal) companies(a Access) error {
 	if err := p.scope(a); err != nil {
 		return err
@@ -148,8 +228,8 @@ func (p *Principal) companies(a Access) error {
 	return counters.Errorf(counters.EPERMISSION, "This API key may not use boards and tickets: it has no companies.")
 }
 
-// Company checks that p may do a to the boards and tickets of company.
-func (p *Principal) Company(company int64, a Access) error {
+// company checks that p may do a to the boards and tickets of company.
+func (p *Principal) company(company int64, a Access) error {
 	if err := p.scope(a); err != nil {
 		return err
 	}
@@ -159,17 +239,8 @@ func (p *Principal) Company(company int64, a Access) error {
 	return counters.Errorf(counters.EPERMISSION, "This API key may not use the boards and tickets of company %d.", company)
 }
 
-// hook checks that p may manage the webhooks that watch target, a
-// counter name or a prefix: it needs the write scope on them.
-func (p *Principal) hook(target string, isPrefix bool) error {
-	if isPrefix {
-		return p.Prefix(target, Write)
-	}
-	return p.Name(target, Write)
-}
-
-// Keys checks that p may manage API keys.
-func (p *Principal) Keys() error {
+// keys checks that p may manage API keys.
+func (p *Principal) keys() error {
 	if p != nil && p.IsAdmin() {
 		return nil
 	}

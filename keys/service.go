@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"countersvc/counters"
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/deadline"
 )
 
 // Options are the keys' settings.
@@ -222,12 +222,9 @@ func (s *Service) forget(id int64) {
 }
 
 // Create makes a key and returns it with its secret, which is not kept
-// and cannot be shown again. Returns EPERMISSION unless the caller is an
-// admin, EINVALID for a bad request.
+// and cannot be shown again. Returns EINVALID for a bad request. Only an
+// admin may call it (the route's access: APIKeys).
 func (s *Service) Create(ctx context.Context, req CreateRequest) (*Key, string, error) {
-	if err := s.allowKeys(ctx); err != nil {
-		return nil, "", err
-	}
 	now := s.o.Now().UTC().Truncate(time.Microsecond)
 	if err := req.Validate(now); err != nil {
 		return nil, "", err
@@ -241,31 +238,19 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Key, string, 
 	return k, secret, nil
 }
 
-// List returns the keys that are not revoked. Returns EPERMISSION unless
-// the caller is an admin.
+// List returns the keys that are not revoked.
 func (s *Service) List(ctx context.Context) ([]Key, error) {
-	if err := s.allowKeys(ctx); err != nil {
-		return nil, err
-	}
 	return s.store.List(ctx)
 }
 
-// Get returns a key that is not revoked. Returns EPERMISSION unless the
-// caller is an admin, ENOTFOUND when there is no such key.
+// Get returns a key that is not revoked. Returns ENOTFOUND when there is no such key.
 func (s *Service) Get(ctx context.Context, id int64) (*Key, error) {
-	if err := s.allowKeys(ctx); err != nil {
-		return nil, err
-	}
 	return s.store.Get(ctx, id)
 }
 
 // Revoke revokes a key: this process refuses it at once, every other one
-// within Recheck. Returns EPERMISSION unless the caller is an admin,
-// ENOTFOUND when there is no such key (or it is revoked already).
+// within Recheck. Returns ENOTFOUND when there is no such key (or it is revoked already).
 func (s *Service) Revoke(ctx context.Context, id int64) error {
-	if err := s.allowKeys(ctx); err != nil {
-		return err
-	}
 	if err := s.store.Revoke(ctx, id, s.o.Now().UTC()); err != nil {
 		return err
 	}
@@ -273,12 +258,12 @@ func (s *Service) Revoke(ctx context.Context, id int64) error {
 	return nil
 }
 
-func (s *Service) allowKeys(ctx context.Context) error {
-	return s.deny(FromContext(ctx).Keys())
-}
-
-// deny counts a refusal of a check in the metrics and returns it.
-func (s *Service) deny(err error) error {
+// Allow checks that the principal of ctx (NewContext) may do a to r, and
+// counts a refusal in the metrics. It is the one check of what a request
+// may touch: app/ calls it at each route, before the handler, with the
+// resource the route names. A context without a principal is refused.
+func (s *Service) Allow(ctx context.Context, a Access, r Resource) error {
+	err := FromContext(ctx).May(a, r)
 	if err != nil {
 		s.m.fail(reasonScope)
 	}

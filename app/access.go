@@ -1,0 +1,233 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"countersvc/counters"
+	"countersvc/keys"
+)
+
+// An access is what a route needs of its caller, declared beside the
+// route: the scope, and how the resource it touches (a counter name, a
+// prefix, a board's company, a hook's target) is found in the request.
+// The router checks it once, after authentication and before the handler,
+// through keys.Service.Allow, which alone decides; no handler and no
+// domain service checks a principal again. A private route that declares
+// none does not start (router.private panics naming it), and
+// TestEveryRouteDeclaresItsAccess holds every served route to a
+// declaration.
+//
+// What an access parses to find its resource (a name, a body) it keeps in
+// the request's locals for the handler, so that nothing is parsed twice:
+// the handler reads the name with checkedName, the body with checked.
+type access struct {
+	desc  string // how the route table names it: "write name", "read prefix", ...
+	check func(g gate) error
+}
+
+// gate is one request before its handler: what an access reads, and the
+// one way it asks keys.
+type gate struct {
+	c    *fiber.Ctx
+	keys *keys.Service
+}
+
+func (g gate) allow(a keys.Access, r keys.Resource) error {
+	return g.keys.Allow(g.c.UserContext(), a, r)
+}
+
+// principal is who the request comes from (authenticate put it there).
+func principal(c *fiber.Ctx) *keys.Principal { return keys.FromContext(c.UserContext()) }
+
+// The locals an access leaves for its handler.
+const (
+	localName    = "countersvc.name"    // the checked counter name (string)
+	localChecked = "countersvc.checked" // the checked request, as the access parsed it
+)
+
+// checkedName is the :name an access checked (nameAccess).
+func checkedName(c *fiber.Ctx) string { return c.Locals(localName).(string) }
+
+// checked is the request an access parsed and checked (bodyAccess and
+// the accesses that look a resource up).
+func checked[T any](c *fiber.Ctx) T { return c.Locals(localChecked).(T) }
+
+// nameAccess is a to the counter in the path's :name. A write refuses the
+// reserved names first, as the domain does, so that the answer says why.
+func nameAccess(a keys.Access) access {
+	return access{desc: accessWord(a) + " name", check: func(g gate) error {
+		name, err := pathName(g.c, "name")
+		if err != nil {
+			return err
+		}
+		if a == keys.Write && counters.IsReserved(name) {
+			return errReserved()
+		}
+		g.c.Locals(localName, name)
+		return g.allow(a, keys.Name(name))
+	}}
+}
+
+// prefixAccess is a to every counter under ?prefix=.
+func prefixAccess(a keys.Access) access {
+	return access{desc: accessWord(a) + " prefix", check: func(g gate) error {
+		return g.allow(a, keys.Prefix(g.c.Query("prefix")))
+	}}
+}
+
+// listing is what a list or an export of ?prefix= shows: a key with one
+// prefix that names none lists its own, and a key that lists everything
+// through "" never sees the reserved names.
+type listing struct {
+	prefix        string
+	hidesReserved bool
+}
+
+// listAccess reads ?prefix= as the caller's listing (see listing).
+func listAccess() access {
+	return access{desc: "read listing", check: func(g gate) error {
+		p := principal(g.c)
+		prefix := p.ListPrefix(strings.Clone(g.c.Query("prefix")))
+		if err := g.allow(keys.Read, keys.Prefix(prefix)); err != nil {
+			return err
+		}
+		g.c.Locals(localChecked, listing{prefix: prefix, hidesReserved: p.HidesReserved(prefix)})
+		return nil
+	}}
+}
+
+// scopeAccess needs a's scope and names nothing yet: an import, whose
+// lines are checked as they come (importHandlers), and the hooks' list,
+// which shows each caller its own.
+func scopeAccess(a keys.Access) access {
+	return access{desc: accessWord(a) + " scope", check: func(g gate) error {
+		return g.allow(a, keys.Anything())
+	}}
+}
+
+// adminAccess is the API keys' own routes.
+func adminAccess() access {
+	return access{desc: "admin", check: func(g gate) error {
+		return g.allow(keys.Write, keys.APIKeys())
+	}}
+}
+
+// bodyAccess parses the body with parse (its errors are the client's, as
+// the handler would give them) and checks what resources names of it. The
+// handler takes the parsed request with checked[T].
+func bodyAccess[T any](desc string, parse func(*fiber.Ctx) (T, error), resources func(T) ([]accessOf, error)) access {
+	return access{desc: desc, check: func(g gate) error {
+		req, err := parse(g.c)
+		if err != nil {
+			return err
+		}
+		checks, err := resources(req)
+		if err != nil {
+			return err
+		}
+		for _, ch := range checks {
+			if err := g.allow(ch.access, ch.resource); err != nil {
+				if ch.item != nil {
+					return ch.item(err)
+				}
+				return err
+			}
+		}
+		g.c.Locals(localChecked, req)
+		return nil
+	}}
+}
+
+// accessOf is one check of a bodyAccess; item, when set, says which part
+// of the body a refusal is about.
+type accessOf struct {
+	access   keys.Access
+	resource keys.Resource
+	item     func(error) error
+}
+
+// lookupAccess checks a's scope on a resource that only a lookup finds
+// (a board's company, a hook's target): first what may be checked without
+// it, then the lookup, then the resource it found. The handler takes what
+// was looked up with checked[T].
+func lookupAccess[T any](desc string, a keys.Access, before keys.Resource, lookup func(*fiber.Ctx) (T, error), resource func(T) keys.Resource) access {
+	return access{desc: desc, check: func(g gate) error {
+		if err := g.allow(a, before); err != nil {
+			return err
+		}
+		found, err := lookup(g.c)
+		if err != nil {
+			return err
+		}
+		if err := g.allow(a, resource(found)); err != nil {
+			return err
+		}
+		g.c.Locals(localChecked, found)
+		return nil
+	}}
+}
+
+func accessWord(a keys.Access) string {
+	if a == keys.Write {
+		return "write"
+	}
+	return "read"
+}
+
+// router is how a capability adds its routes under /v1: each private one
+// with its access, each public one marked public. Every route is named
+// after its access ("private: write name", "public"), so that the served
+// routes say what they need (fiber.App.GetRoutes).
+type router struct {
+	v1   fiber.Router
+	auth func(*fiber.Ctx) error // authenticate
+	keys *keys.Service
+
+	// What the routes of every capability share.
+	dbBudget
+	proxies   trustedProxies
+	drain     *Drain
+	writeWait time.Duration // Options.WriteTimeout
+	hits      *hitHandlers  // the public names' rule, for public streams
+}
+
+// private adds a route that needs credentials and a.
+func (r router) private(method, path string, a access, handlers ...fiber.Handler) {
+	if a.check == nil {
+		panic(fmt.Sprintf("app: the route %s /v1%s declares no access", method, path))
+	}
+	k, auth := r.keys, r.auth
+	check := func(c *fiber.Ctx) error {
+		if err := auth(c); err != nil {
+			return err
+		}
+		if err := a.check(gate{c: c, keys: k}); err != nil {
+			return err
+		}
+		return c.Next()
+	}
+	chain := append([]fiber.Handler{check}, handlers...)
+	if method == fiber.MethodGet {
+		r.v1.Get(path, chain...).Name(privateRoute + a.desc) // and HEAD, as Get adds it
+		return
+	}
+	r.v1.Add(method, path, chain...).Name(privateRoute + a.desc)
+}
+
+// publicGet adds a GET that answers without credentials, with its CORS
+// preflight, named name (publicRoute, or what else it needs). Its own rule
+// (the public prefixes) decides what it serves.
+func (r router) publicGet(path, name string, handlers ...fiber.Handler) {
+	r.v1.Get(path, handlers...).Name(name)
+	r.v1.Options(path, handlers[0], preflight, allowOptions).Name(name)
+}
+
+// The route names' prefixes (TestEveryRouteDeclaresItsAccess).
+const (
+	privateRoute = "private: "
+	publicRoute  = "public"
+)
