@@ -18,14 +18,13 @@ import (
 	"syscall"
 	"time"
 
-	"countersvc/internal/config"
-	"countersvc/internal/listen"
+	"countersvc/internal/foundation/listen"
 	"countersvc/internal/migratecmd"
 	"countersvc/internal/wire"
 )
 
 func main() {
-	cfg, err := config.Load()
+	cfg, err := wire.Load()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "countersvc: configuration:", err)
 		os.Exit(2)
@@ -44,7 +43,7 @@ func main() {
 	}
 }
 
-func newLogger(cfg config.Log) *slog.Logger {
+func newLogger(cfg wire.Log) *slog.Logger {
 	level, _ := cfg.SlogLevel()
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.Format == "text" {
@@ -61,11 +60,11 @@ func newLogger(cfg config.Log) *slog.Logger {
 //     that clients leave their keep-alive connections (a connection the
 //     server closed while a client was writing to it would lose that
 //     request), and new connections are still served;
-//  2. close the listener once its accept queue is empty (internal/listen),
+//  2. close the listener once its accept queue is empty (internal/foundation/listen),
 //     close the connections that stayed idle all through the drain, and let
 //     in-flight requests finish within COUNTERS_SHUTDOWN_TIMEOUT;
 //  3. close Redis and MySQL.
-func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+func run(ctx context.Context, cfg wire.Config, log *slog.Logger) error {
 	svc, err := wire.Build(ctx, cfg, log)
 	if err != nil {
 		return err

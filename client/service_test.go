@@ -12,8 +12,8 @@ import (
 
 	"countersvc/client"
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // newClient is a client of url that fails the test rather than hang.
@@ -86,9 +86,9 @@ func TestAWriteWhoseAnswerWasLostIsRetriedAndCountsOnce(t *testing.T) {
 func TestEveryErrorCodeOfTheServiceIsItsTypedError(t *testing.T) {
 	ctx := context.Background()
 	plain, _ := newClient(t, shared.URL, client.Options{})
-	guarded := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "the-admin-token" })
+	guarded := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "the-admin-token" })
 	noToken, _ := newClient(t, guarded.URL, client.Options{})
-	limited := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) {
+	limited := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) {
 		c.Hits.Limits.Rate, c.Hits.Limits.DedupWindow = 1, 0
 		// A limit check that timed out on a loaded machine would let the
 		// second hit through (fail open).
@@ -265,7 +265,7 @@ func TestHistoryCountsIncrementsOfToday(t *testing.T) {
 // A key made by the admin works within its prefixes and nowhere else, and
 // stops working once deleted.
 func TestKeysLimitWhatTheirHolderTouches(t *testing.T) {
-	svc := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "admin-token" })
+	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin, ctx := newClient(t, svc.URL, client.Options{Token: "admin-token"})
 	k, err := admin.CreateKey(ctx, client.KeyRequest{Name: "shop A", Scopes: []string{"read", "write"}, Prefixes: []string{"shopA/"}})
 	if err != nil || !strings.HasPrefix(k.Secret, "ck_") {

@@ -16,8 +16,8 @@ import (
 
 	"countersvc/client"
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // receiver is a webhook endpoint on this machine: it records each call and
@@ -77,7 +77,7 @@ func eventually(t *testing.T, check func() string) {
 // newWebhookService is the service with Redis, allowed to call this
 // machine's receivers.
 func newWebhookService(t *testing.T) *apptest.Env {
-	return apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) { c.Webhooks.AllowPrivate = true })
+	return apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
 }
 
 // A webhook made through the client shows its secret once, lists and

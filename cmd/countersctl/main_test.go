@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // result is what one countersctl run did.
@@ -141,7 +141,7 @@ func TestLsPrintsEveryPage(t *testing.T) {
 
 // Keys, boards and tickets.
 func TestKeyAndTicketCommands(t *testing.T) {
-	svc := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "admin-token" })
+	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin := []string{"COUNTERS_URL=" + svc.URL, "COUNTERS_TOKEN=admin-token"}
 	r := ctl(t, admin, "keys", "create", "--name", "shop A", "--scopes", "read,write", "--prefixes", "shopA/", "--companies", "1")
 	if r.code != 0 || !regexp.MustCompile(`^ck_[A-Za-z0-9_-]{43}\n$`).MatchString(r.out) {
@@ -184,7 +184,7 @@ func TestKeyAndTicketCommands(t *testing.T) {
 // keys ls tells a key that may touch every name (the prefix "") from one
 // that may touch none (boards and tickets only).
 func TestKeysLsTellsEveryNameFromNoName(t *testing.T) {
-	svc := apptest.New(t, func(c *config.Config) { c.Keys.AdminToken = "admin-token" })
+	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin := []string{"COUNTERS_URL=" + svc.URL, "COUNTERS_TOKEN=admin-token"}
 	for _, k := range [][]string{
 		{"--name", "reports", "--scopes", "read", "--prefixes", ""},
@@ -341,7 +341,7 @@ func TestWatchPrintsALinePerValue(t *testing.T) {
 // the receiver and shows in deliveries, enable and rm answer nothing,
 // rotate prints the new secret.
 func TestWebhookCommands(t *testing.T) {
-	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *config.Config) { c.Webhooks.AllowPrivate = true })
+	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
 	var mu sync.Mutex
 	var calls []string
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

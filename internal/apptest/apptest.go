@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
 	"countersvc/internal/wire"
 )
@@ -57,7 +56,7 @@ func (b *logBuffer) String() string {
 }
 
 // Option changes the service's configuration before it starts.
-type Option func(*config.Config)
+type Option func(*wire.Config)
 
 // New starts the service on a fresh database of the shared test server,
 // without Redis.
@@ -83,7 +82,7 @@ func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 // given servers and opts, and serves it on a fresh listener.
 func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	tb.Helper()
-	cfg := config.Defaults()
+	cfg := wire.Defaults()
 	cfg.MySQL.DSN, cfg.Cache.RedisURL = dsn, redisURL
 	for _, opt := range opts {
 		opt(&cfg)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/stats"
+	"countersvc/internal/foundation/stats"
 )
 
 // load drives processes of the service with increments of +1 and checks

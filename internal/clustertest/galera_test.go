@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 	"countersvc/storage"
 )
 
@@ -158,7 +158,7 @@ func threeServices(t *testing.T, dsn func(i int, name string) string, redisURL s
 	name := fmt.Sprintf("counters_%d", time.Now().UnixNano())
 	var procs []*apptest.Env
 	for i := range 3 {
-		opt := func(c *config.Config) { c.Cache.RedisURL, c.Cache.Timeout = redisURL, time.Second }
+		opt := func(c *wire.Config) { c.Cache.RedisURL, c.Cache.Timeout = redisURL, time.Second }
 		procs = append(procs, apptest.NewWithDSN(t, dsn(i, name), append([]apptest.Option{opt}, opts...)...))
 	}
 	return procs

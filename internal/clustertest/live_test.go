@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // A live-update stream on one process keeps getting the increments made
@@ -21,7 +21,7 @@ func TestLiveUpdatesCatchUpThroughASentinelFailover(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testenv.StartSentinel(t)
 			dsn := testenv.MySQLDSN(t)
-			viaSentinel := func(c *config.Config) { c.Cache.RedisURL = s.URL() }
+			viaSentinel := func(c *wire.Config) { c.Cache.RedisURL = s.URL() }
 			a, b := apptest.NewWithDSN(t, dsn, viaSentinel), apptest.NewWithDSN(t, dsn, viaSentinel)
 			a.Do(t, "PUT", "/v1/counters/live%2Ffailover", `{"value": 0}`)
 			stream := apptest.OpenStream(t, b.URL+"/v1/counters/live%2Ffailover/events")

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // Three service processes share a MySQL database and a Redis primary
@@ -39,10 +39,10 @@ func TestSentinelFailoverUnderLoadFailsNothingLosesNothingAndIsStaleByLessThanTh
 			dsn := testenv.MySQLDSN(t)
 			var procs []*apptest.Env
 			for range 3 {
-				procs = append(procs, apptest.NewWithDSN(t, dsn, func(c *config.Config) { c.Cache.RedisURL = s.URL() }))
+				procs = append(procs, apptest.NewWithDSN(t, dsn, func(c *wire.Config) { c.Cache.RedisURL = s.URL() }))
 			}
 			l := newLoad(procs)
-			cfg := config.Defaults()
+			cfg := wire.Defaults()
 			l.staleWithin = cfg.Cache.Lease + cfg.Cache.ClockSkew + schedulingTolerance
 			faulted := make(chan time.Duration, 1)
 			go func() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 // oneEventPerCrossing runs three services, the ith on dsn(i, ...), each
@@ -37,7 +37,7 @@ func oneEventPerCrossing(t *testing.T, dsn func(i int, name string) string) {
 	}))
 	t.Cleanup(receiver.Close)
 
-	procs := threeServices(t, dsn, "", func(c *config.Config) { c.Webhooks.AllowPrivate = true })
+	procs := threeServices(t, dsn, "", func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
 	if r := procs[0].Do(t, "POST", "/v1/webhooks", `{"url": "`+receiver.URL+`", "name": "stock", "thresholds": [100, 200]}`); r.Status != 201 {
 		t.Fatalf("creating the hook: %d %s", r.Status, r.Body)
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 	"countersvc/storage"
 )
 
@@ -23,7 +23,7 @@ const usage = `usage: countersvc migrate status | up | force N
 // migration failed part-way) and says where it stands. It connects with
 // COUNTERS_MYSQL_DSN and COUNTERS_MYSQL_WAIT, like the service, and
 // returns the exit status: 0 done, 1 failed, 2 misused.
-func Run(ctx context.Context, cfg config.MySQL, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, cfg wire.MySQL, args []string, stdout, stderr io.Writer) int {
 	misused := func() int {
 		fmt.Fprintln(stderr, usage)
 		return 2

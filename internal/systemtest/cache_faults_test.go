@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/metrictest"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // Writers increment and readers read a few counters through HTTP while Redis
@@ -26,7 +26,7 @@ func TestReadsNeverGoBackUnderRedisFaults(t *testing.T) {
 	rs := testenv.StartRedis(t)
 	// A write during the faults costs about a lease: keep it under the
 	// second this test allows every request.
-	env := apptest.NewWithCache(t, rs.URL(), func(c *config.Config) { c.Cache.Lease = 250 * time.Millisecond })
+	env := apptest.NewWithCache(t, rs.URL(), func(c *wire.Config) { c.Cache.Lease = 250 * time.Millisecond })
 	reg := env.Registry
 
 	// Enough writers that increments of several counters share statements,

@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // hitsResult is counters_hits_total{result} of one process.
@@ -64,7 +64,7 @@ func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 	for _, outage := range hitOutages {
 		t.Run(outage.Name, func(t *testing.T) {
 			r := testenv.StartRedis(t)
-			opts := []apptest.Option{hitLimits(r, 100000, 30*time.Second), func(c *config.Config) {
+			opts := []apptest.Option{hitLimits(r, 100000, 30*time.Second), func(c *wire.Config) {
 				c.Cache.Timeout = timeout
 				c.HTTP.TrustedProxies = []string{"127.0.0.1/32"}
 			}}
@@ -133,7 +133,7 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 	r := testenv.StartRedis(t)
 	// A generous Redis deadline: this test is about exactness, and on a
 	// loaded machine a limit that times out lets its hit through.
-	slow := func(c *config.Config) { c.Cache.Timeout = 2 * time.Second }
+	slow := func(c *wire.Config) { c.Cache.Timeout = 2 * time.Second }
 	a := apptest.New(t, hitLimits(r, 0, 30*time.Second), slow)
 	b := apptest.NewWithDSN(t, a.DSN, hitLimits(r, 0, 30*time.Second), slow)
 	for _, env := range []*apptest.Env{a, b} { // salt fetched, script loaded
@@ -162,7 +162,7 @@ func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
 // hitLimits configures the service with r as its Redis and these abuse
 // limits.
 func hitLimits(r *testenv.Redis, perMinute int, dedup time.Duration) apptest.Option {
-	return func(c *config.Config) {
+	return func(c *wire.Config) {
 		c.Cache.RedisURL = r.URL()
 		c.Hits.Limits.Rate, c.Hits.Limits.RateWindow, c.Hits.Limits.DedupWindow = perMinute, time.Minute, dedup
 	}

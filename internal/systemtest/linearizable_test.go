@@ -13,9 +13,9 @@ import (
 
 	"countersvc/cache"
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/metrictest"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // Two processes of the service share MySQL and Redis, and both take
@@ -31,7 +31,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 	const lease, skew, timeout = cache.DefaultLease, 50 * time.Millisecond, cache.DefaultTimeout
 	rs := testenv.StartRedis(t)
 	dsn := testenv.MySQLDSN(t)
-	withCache := func(c *config.Config) {
+	withCache := func(c *wire.Config) {
 		c.Cache.RedisURL, c.Cache.Lease, c.Cache.ClockSkew, c.Cache.Timeout = rs.URL(), lease, skew, timeout
 	}
 	procs := []*apptest.Env{apptest.NewWithDSN(t, dsn, withCache), apptest.NewWithDSN(t, dsn, withCache)}

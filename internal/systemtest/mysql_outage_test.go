@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"countersvc/internal/apptest"
-	"countersvc/internal/config"
 	"countersvc/internal/testenv"
+	"countersvc/internal/wire"
 )
 
 // MySQL killed under load: requests fail fast with 503 unavailable (never
@@ -40,7 +40,7 @@ func TestMySQLOutageGives503AndRecovers(t *testing.T) {
 
 func testMySQLOutage(t *testing.T, workers, counters int) {
 	m := testenv.StartMariaDB(t)
-	e := apptest.NewWithDSN(t, m.DSN("outage"), func(c *config.Config) { c.MySQL.Timeout = 2 * time.Second })
+	e := apptest.NewWithDSN(t, m.DSN("outage"), func(c *wire.Config) { c.MySQL.Timeout = 2 * time.Second })
 
 	acked := make([]atomic.Int64, counters)
 	maybe := make([]atomic.Int64, counters)
@@ -152,7 +152,7 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
 	m := testenv.StartMariaDB(t)
 	const deadline = time.Second
-	e := apptest.NewWithDSN(t, m.DSN("hung"), func(c *config.Config) { c.MySQL.Timeout = deadline })
+	e := apptest.NewWithDSN(t, m.DSN("hung"), func(c *wire.Config) { c.MySQL.Timeout = deadline })
 	if r := e.Do(t, "POST", "/v1/counters/h/increment", ""); r.Status != 200 {
 		t.Fatalf("before: %d %s", r.Status, r.Body)
 	}

@@ -1,4 +1,4 @@
-package config_test
+package wire_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 // Every variable is in the configuration guide's table, with the default
@@ -28,7 +28,7 @@ func TestTheGuideListsEveryVariableWithItsDefault(t *testing.T) {
 		documented[strings.Trim(strings.TrimSpace(cells[1]), "`")] = strings.TrimSpace(cells[2])
 	}
 
-	eachVariable(reflect.ValueOf(config.Defaults()), func(name string, v reflect.Value) {
+	eachVariable(reflect.ValueOf(wire.Defaults()), func(name string, v reflect.Value) {
 		doc, ok := documented[name]
 		if !ok {
 			t.Errorf("%s is not in docs/configuration.md", name)

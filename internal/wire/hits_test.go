@@ -1,4 +1,4 @@
-package config_test
+package wire_test
 
 import (
 	"net/netip"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 func TestHitSettingsAreReadAndChecked(t *testing.T) {
@@ -15,21 +15,21 @@ func TestHitSettingsAreReadAndChecked(t *testing.T) {
 		name    string
 		env     map[string]string
 		wantErr string // substring; "" for success
-		check   func(t *testing.T, c config.Config)
+		check   func(t *testing.T, c wire.Config)
 	}{
-		{"defaults", nil, "", func(t *testing.T, c config.Config) {
+		{"defaults", nil, "", func(t *testing.T, c wire.Config) {
 			if !slices.Equal(c.Hits.PublicPrefixes, []string{"hits/"}) || c.Hits.Limits.Rate != 60 ||
 				c.Hits.Limits.RateWindow != time.Minute || c.Hits.Limits.DedupWindow != 30*time.Second || len(c.HTTP.TrustedProxies) != 0 {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},
-		{"several prefixes", map[string]string{"COUNTERS_PUBLIC_PREFIXES": "hits/,pub/"}, "", func(t *testing.T, c config.Config) {
+		{"several prefixes", map[string]string{"COUNTERS_PUBLIC_PREFIXES": "hits/,pub/"}, "", func(t *testing.T, c wire.Config) {
 			if !slices.Equal(c.Hits.PublicPrefixes, []string{"hits/", "pub/"}) {
 				t.Errorf("prefixes %q", c.Hits.PublicPrefixes)
 			}
 		}},
 		{"limits off", map[string]string{"COUNTERS_HITS_RATE_LIMIT": "0", "COUNTERS_HITS_DEDUP_WINDOW": "0s"}, "", nil},
-		{"proxies", map[string]string{"COUNTERS_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1"}, "", func(t *testing.T, c config.Config) {
+		{"proxies", map[string]string{"COUNTERS_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1"}, "", func(t *testing.T, c wire.Config) {
 			got, err := c.HTTP.TrustedProxyRanges()
 			want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")}
 			if err != nil || !slices.Equal(got, want) {
@@ -48,7 +48,7 @@ func TestHitSettingsAreReadAndChecked(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			c, err := config.Load()
+			c, err := wire.Load()
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -1,4 +1,4 @@
-package config
+package wire
 
 import (
 	"time"
@@ -7,20 +7,17 @@ import (
 	"countersvc/cache"
 	"countersvc/coalesce"
 	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/live"
 	"countersvc/storage"
-	"countersvc/visitors"
-	"countersvc/webhooks"
 )
 
 // Defaults is the configuration of an empty environment: what the service
 // runs with when nothing is set. Load starts from it, and so do tests. Each
 // default is the package's own where a package has one, so that no value
-// is written twice; the rest are settings of the whole service. The table in
+// is written twice; the rest are settings of the whole service. The core's
+// blocks are here; each capability's is beside its build (capabilities). The table in
 // docs/configuration.md is held to it (TestTheGuideListsEveryVariableWithItsDefault).
 func Defaults() Config {
-	return Config{
+	c := Config{
 		HTTP: HTTP{
 			Addr:            ":8080",
 			BodyLimit:       app.DefaultBodyLimit,
@@ -48,28 +45,12 @@ func Defaults() Config {
 			MaxRound:    coalesce.DefaultMaxRound,
 			MaxInFlight: coalesce.DefaultMaxInFlight,
 		},
-		Live: Live{
-			MaxPerAddr: live.DefaultMaxPerAddr,
-			MaxStreams: live.DefaultMaxStreams,
-			CheckEvery: live.DefaultCheckEvery,
-			Heartbeat:  app.DefaultHeartbeat,
-		},
-		Hits: Hits{
-			PublicPrefixes: []string{hits.DefaultPublicPrefix},
-			ImageProxies:   []string{"github-camo"},
-			Limits: HitLimits{
-				Rate:        60,
-				RateWindow:  time.Minute,
-				DedupWindow: 30 * time.Second,
-				ProxyRate:   600,
-			},
-			Visitors:      true,
-			VisitorsFlush: visitors.DefaultFlush,
-		},
-		Webhooks: Webhooks{
-			MaxPerKey: webhooks.DefaultMaxPerKey,
-			Workers:   webhooks.DefaultWorkers,
-		},
 		Log: Log{Level: "info", Format: "json"},
 	}
+	for _, cap := range capabilities {
+		if cap.defaults != nil {
+			cap.defaults(&c)
+		}
+	}
+	return c
 }

@@ -1,11 +1,11 @@
-// Package config reads the service's configuration from the environment.
-//
-// Config is one struct per component, named after the package that
-// consumes it (components.go, hits.go): internal/wire hands each
-// component its own settings, and each component checks its own values.
-// The variables' names are public (docs/configuration.md), so every field
-// carries its full name, not a prefix that a nesting would add.
-package config
+package wire
+
+// The configuration: Config is one block per component, the core's in
+// components.go and each capability's beside its build (live.go,
+// webhooks.go, hits.go): Build hands each component its own settings, and
+// each block checks its own values. The variables' names are public
+// (docs/configuration.md), so every field carries its full name, not a
+// prefix that a nesting would add.
 
 import (
 	"errors"

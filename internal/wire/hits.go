@@ -1,4 +1,4 @@
-package config
+package wire
 
 import (
 	"errors"
@@ -6,7 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"countersvc/app"
+	"countersvc/cache"
 	"countersvc/hits"
+	"countersvc/storage"
+	"countersvc/visitors"
 )
 
 // Hits is the page hits': their rules (package hits), their abuse limits
@@ -78,4 +82,47 @@ func (h Hits) ImageProxyAgents() []string {
 		return nil
 	}
 	return h.ImageProxies
+}
+
+// defaultHits is the page hits' block of Defaults.
+func defaultHits(c *Config) {
+	c.Hits = Hits{
+		PublicPrefixes: []string{hits.DefaultPublicPrefix},
+		ImageProxies:   []string{"github-camo"},
+		Limits: HitLimits{
+			Rate:        60,
+			RateWindow:  time.Minute,
+			DedupWindow: 30 * time.Second,
+			ProxyRate:   600,
+		},
+		Visitors:      true,
+		VisitorsFlush: visitors.DefaultFlush,
+	}
+}
+
+// buildVisitors: salts and sketches in MySQL, counted in process (see
+// visitors/); the salted identifiers also key the page-hit limits.
+func buildVisitors(b *builder) (app.Capability, error) {
+	store := storage.NewVisitorStore(b.s.DB)
+	b.clientKeys = visitors.NewKeys(store, b.now)
+	if !b.cfg.Hits.Visitors {
+		return nil, nil
+	}
+	b.s.Visitors = visitors.New(store, visitors.Options{Keys: b.clientKeys, Now: b.now, Flush: b.cfg.Hits.VisitorsFlush, Log: b.log})
+	b.job("visitors' flush", b.s.Visitors.Run) // its last flush runs before MySQL closes
+	return nil, nil
+}
+
+// buildHits: the page-hit rules, with their limits in Redis when there is
+// one (see cache.NewHitLimits); app/public.go serves them.
+func buildHits(b *builder) (app.Capability, error) {
+	var limits hits.Limits
+	if b.s.Cache != nil {
+		limits = cache.NewHitLimits(b.s.Cache, cache.HitLimits(b.cfg.Hits.Limits))
+	}
+	b.hits = hits.New(b.s.Counters, limits, hits.Options{
+		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
+		Keys: b.clientKeys, Visitors: b.s.Visitors,
+	})
+	return nil, nil
 }

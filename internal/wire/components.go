@@ -1,4 +1,4 @@
-package config
+package wire
 
 import (
 	"errors"
@@ -129,43 +129,6 @@ func (c Coalesce) Validate() error {
 // loopback clients and API keys reach the private API): nothing to check.
 type Keys struct {
 	AdminToken string `env:"COUNTERS_API_TOKEN"`
-}
-
-// Live is the live updates'.
-type Live struct {
-	MaxPerAddr int           `env:"COUNTERS_LIVE_MAX_PER_ADDR"`
-	MaxStreams int           `env:"COUNTERS_LIVE_MAX_STREAMS"`
-	CheckEvery time.Duration `env:"COUNTERS_LIVE_CHECK_EVERY"`
-	Heartbeat  time.Duration `env:"COUNTERS_LIVE_HEARTBEAT"` // app's: the streams' comment
-}
-
-// Validate checks the live updates' settings.
-func (l Live) Validate() error {
-	if l.MaxPerAddr < 1 || l.MaxStreams < 1 {
-		return errors.New("COUNTERS_LIVE_MAX_PER_ADDR and COUNTERS_LIVE_MAX_STREAMS: must be at least 1")
-	}
-	if err := positive(setting{"COUNTERS_LIVE_CHECK_EVERY", l.CheckEvery}, setting{"COUNTERS_LIVE_HEARTBEAT", l.Heartbeat}); err != nil {
-		return err
-	}
-	if l.Heartbeat > 15*time.Second {
-		return errors.New("COUNTERS_LIVE_HEARTBEAT: must be at most 15s (the contract promises a comment at least every 15 seconds)")
-	}
-	return nil
-}
-
-// Webhooks is the webhooks' (package webhooks: its service, guard and relay).
-type Webhooks struct {
-	AllowPrivate bool `env:"COUNTERS_WEBHOOK_ALLOW_PRIVATE"`
-	MaxPerKey    int  `env:"COUNTERS_WEBHOOK_MAX_PER_KEY"`
-	Workers      int  `env:"COUNTERS_WEBHOOK_WORKERS"`
-}
-
-// Validate checks the webhooks' settings.
-func (w Webhooks) Validate() error {
-	if w.MaxPerKey < 1 || w.Workers < 1 {
-		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
-	}
-	return nil
 }
 
 // Log is the logger's.

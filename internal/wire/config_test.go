@@ -1,4 +1,4 @@
-package config_test
+package wire_test
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"countersvc/internal/wire"
 )
 
 func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
@@ -42,7 +42,7 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		for k, v := range tt.env {
 			t.Setenv(k, v)
 		}
-		c, err := config.Load()
+		c, err := wire.Load()
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%v: %v", tt.env, err)
@@ -61,13 +61,13 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 // component's struct (or struct within one) holds it: env names only the Go
 // field, and Cache.Timeout and MySQL.Timeout share theirs.
 func TestAnyVariableThatDoesNotParseIsNamedFirst(t *testing.T) {
-	eachVariable(reflect.ValueOf(config.Defaults()), func(name string, v reflect.Value) {
+	eachVariable(reflect.ValueOf(wire.Defaults()), func(name string, v reflect.Value) {
 		if v.Kind() == reflect.String || v.Kind() == reflect.Slice {
 			return // any text is a string, and its validation has tests of its own
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, "soon")
-			_, err := config.Load()
+			_, err := wire.Load()
 			if err == nil || !strings.HasPrefix(err.Error(), name+": ") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %v, want one line starting with %s", err, name)
 			}
@@ -78,7 +78,7 @@ func TestAnyVariableThatDoesNotParseIsNamedFirst(t *testing.T) {
 func TestValuesThatDoNotParseInTwoComponentsAreBothNamed(t *testing.T) {
 	t.Setenv("COUNTERS_MYSQL_TIMEOUT", "soon")
 	t.Setenv("COUNTERS_REDIS_TIMEOUT", "later")
-	_, err := config.Load()
+	_, err := wire.Load()
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -99,7 +99,7 @@ func TestARenamedVariableIsRefusedNamingItsNewName(t *testing.T) {
 	} {
 		t.Run(old, func(t *testing.T) {
 			t.Setenv(old, "1s")
-			_, err := config.Load()
+			_, err := wire.Load()
 			if err == nil || !strings.HasPrefix(err.Error(), old+": ") || !strings.Contains(err.Error(), name) {
 				t.Errorf("error %v, want one naming %s and %s", err, old, name)
 			}

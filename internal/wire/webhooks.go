@@ -1,0 +1,80 @@
+package wire
+
+import (
+	"context"
+	"countersvc/app"
+	"countersvc/cache"
+	"countersvc/storage"
+	"countersvc/webhooks"
+	"errors"
+	"fmt"
+)
+
+// Webhooks is the webhooks' (package webhooks: its service, guard and relay).
+type Webhooks struct {
+	AllowPrivate bool `env:"COUNTERS_WEBHOOK_ALLOW_PRIVATE"`
+	MaxPerKey    int  `env:"COUNTERS_WEBHOOK_MAX_PER_KEY"`
+	Workers      int  `env:"COUNTERS_WEBHOOK_WORKERS"`
+}
+
+// Validate checks the webhooks' settings.
+func (w Webhooks) Validate() error {
+	if w.MaxPerKey < 1 || w.Workers < 1 {
+		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
+	}
+	return nil
+}
+
+// defaultWebhooks is the webhooks' block of Defaults.
+func defaultWebhooks(c *Config) {
+	c.Webhooks = Webhooks{MaxPerKey: webhooks.DefaultMaxPerKey, Workers: webhooks.DefaultWorkers}
+}
+
+// buildWebhooks: crossings recorded inside each change's transaction (one
+// recorder on the change seam), delivered by a relay in every process.
+func buildWebhooks(b *builder) (app.Capability, error) {
+	s, cfg, log := b.s, b.cfg.Webhooks, b.log
+	var recorder *storage.HookRecorder
+	reload := func(ctx context.Context) {
+		if err := recorder.Reload(ctx); err != nil {
+			log.Warn("webhooks: reloading the hooks failed; the periodic reload follows", "error", err)
+		}
+	}
+	// A change of a hook reloads this process's hooks at once, and the
+	// others' through Redis when there is one; each process also reloads
+	// every storage.ReloadEvery, the bound when Redis is away.
+	var notices *cache.Notices
+	s.Hooks = storage.NewHookStore(s.DB, func(ctx context.Context) {
+		reload(ctx)
+		if notices != nil {
+			notices.Notify(ctx)
+		}
+	})
+	recorder = storage.NewHookRecorder(s.Hooks, log)
+	if err := recorder.Reload(b.ctx); err != nil {
+		return nil, fmt.Errorf("reading the webhooks: %w", err)
+	}
+	b.job("webhooks' reload", func(ctx context.Context) { recorder.ReloadEvery(ctx, storage.ReloadEvery) })
+	if s.Cache != nil {
+		notices = s.Cache.Notices("webhooks")
+		b.job("webhooks' notices", func(ctx context.Context) {
+			notices.Listen(ctx, func(ctx context.Context) {
+				ctx, cancel := context.WithTimeout(ctx, storage.ReloadEvery)
+				defer cancel()
+				reload(ctx)
+			})
+		})
+	}
+	// One clock, the store's, starts a rotation's grace and ends it, at the
+	// calls and for the purge.
+	s.Hooks.Now = b.now
+	b.job("webhook events' purge", func(ctx context.Context) { s.Hooks.PurgeEvery(ctx, purgeEvery, log) })
+	s.Store.Record(recorder)
+	s.Store.Observe(recorder)
+
+	guard := webhooks.NewGuard(cfg.AllowPrivate)
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.Workers, Guard: guard, Registerer: s.Registry, Log: log, Now: b.now})
+	recorder.OnRecord = s.Relay.Wake
+	b.job("webhook relay", s.Relay.Run)
+	return app.Webhooks(webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.MaxPerKey, Guard: guard, Now: b.now})), nil
+}
