@@ -9,6 +9,7 @@ import (
 	"countersvc/counters"
 	"countersvc/history"
 	"countersvc/internal/testenv"
+	"countersvc/storage"
 )
 
 // A round that runs after a period's end still counts each increment in
@@ -68,7 +69,7 @@ func TestARoundAcrossMidnightCountsEachIncrementInItsOwnDay(t *testing.T) {
 				}
 			}
 
-			hs := history.NewService(store, clock.Now)
+			hs := history.NewService(storage.HistoryOf(store), clock.Now)
 			for _, name := range []string{"c", "d", "e"} {
 				q, err := hs.Parse(history.Request{Name: name, Zone: "Europe/Berlin", From: "2025-10-25", To: "2025-10-27"})
 				if err != nil {

@@ -12,7 +12,22 @@ import (
 	"countersvc/history"
 )
 
-var _ history.Store = (*CounterStore)(nil)
+// HistoryStore is history's own store: it reads what the counters' writes
+// recorded, the counter_history rows and each counter's slot (see
+// history_write.go), as history.Store. The writes stay with CounterStore,
+// inside each increment's own statement: a history that cost increments a
+// second statement would halve them.
+type HistoryStore struct {
+	db *sql.DB
+}
+
+var _ history.Store = (*HistoryStore)(nil)
+
+// NewHistoryStore returns the history store of db.
+func NewHistoryStore(db *DB) *HistoryStore { return &HistoryStore{db: db.DB} }
+
+// HistoryOf returns the history store of the database s writes to.
+func HistoryOf(s *CounterStore) *HistoryStore { return &HistoryStore{db: s.db} }
 
 // quarterColumns is "q0, q1, ..., q95", or with sum set
 // "SUM(q0), ..., SUM(q95)".
@@ -69,7 +84,7 @@ const maxDayList = 1000
 
 // HistoryDays implements history.Store. A counter's days are one range of
 // the primary key; a prefix's days are summed by MySQL, day by day.
-func (s *CounterStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
+func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
 	var rows *sql.Rows
 	var err error
 	if name != "" {

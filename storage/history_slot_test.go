@@ -52,11 +52,11 @@ func TestHistoryKeepsEveryQuarterAcrossTheSlotsTurns(t *testing.T) {
 					t.Errorf("history of the day %v, want %v", got, want)
 				}
 				next, _ := history.QuarterOf(at.Add(14 * time.Hour))
-				days, err := s.HistoryDays(ctx, name, "", next, next.AddDate(0, 0, 1))
+				days, err := storage.HistoryOf(s).HistoryDays(ctx, name, "", next, next.AddDate(0, 0, 1))
 				if err != nil || len(days) != 1 || days[0].Quarters[0] != 6 {
 					t.Errorf("history of the next day %v, %v; want 6 in quarter 0", days, err)
 				}
-				prefix, err := s.HistoryDays(ctx, "", "turns/", next.AddDate(0, 0, -1), next.AddDate(0, 0, 1))
+				prefix, err := storage.HistoryOf(s).HistoryDays(ctx, "", "turns/", next.AddDate(0, 0, -1), next.AddDate(0, 0, 1))
 				if err != nil || len(prefix) != 2 {
 					t.Fatalf("prefix history %v, %v; want two days", prefix, err)
 				}
@@ -150,7 +150,7 @@ func TestHistoryReadsNeitherMissNorRepeatAMovingSlot(t *testing.T) {
 		return c.Value
 	}
 	sum := func() int64 {
-		days, err := s.HistoryDays(ctx, name, "", day, day.AddDate(0, 0, 1))
+		days, err := storage.HistoryOf(s).HistoryDays(ctx, name, "", day, day.AddDate(0, 0, 1))
 		if err != nil {
 			if counters.ErrorCode(err) != counters.ENOTFOUND {
 				t.Error(err)

@@ -19,7 +19,7 @@ var at = time.Date(2025, 4, 17, 10, 7, 0, 0, time.UTC)
 func quarters(tb testing.TB, s *storage.CounterStore, name string) map[int]int64 {
 	tb.Helper()
 	day, _ := history.QuarterOf(at)
-	days, err := s.HistoryDays(context.Background(), name, "", day, day.AddDate(0, 0, 1))
+	days, err := storage.HistoryOf(s).HistoryDays(context.Background(), name, "", day, day.AddDate(0, 0, 1))
 	if err != nil {
 		tb.Fatalf("HistoryDays(%q): %v", name, err)
 	}
@@ -165,7 +165,7 @@ func TestAQuarterBeyondInt64NeverFailsAnIncrement(t *testing.T) {
 		}
 	}
 	day, _ := history.QuarterOf(at)
-	_, err := s.HistoryDays(ctx, "swing", "", day, day.AddDate(0, 0, 1))
+	_, err := storage.HistoryOf(s).HistoryDays(ctx, "swing", "", day, day.AddDate(0, 0, 1))
 	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 		t.Fatalf("HistoryDays = %v, want out_of_range", err)
 	}
@@ -183,7 +183,7 @@ func TestDeleteRemovesHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	day, _ := history.QuarterOf(at)
-	if _, err := s.HistoryDays(ctx, "gone", "", day, day.AddDate(0, 0, 1)); counters.ErrorCode(err) != counters.ENOTFOUND {
+	if _, err := storage.HistoryOf(s).HistoryDays(ctx, "gone", "", day, day.AddDate(0, 0, 1)); counters.ErrorCode(err) != counters.ENOTFOUND {
 		t.Fatalf("HistoryDays after delete = %v, want not_found", err)
 	}
 	if err := s.Delete(ctx, "gone"); counters.ErrorCode(err) != counters.ENOTFOUND {
@@ -203,17 +203,17 @@ func TestPrefixHistorySumsItsCounters(t *testing.T) {
 		}
 	}
 	day, q := history.QuarterOf(at)
-	days, err := s.HistoryDays(ctx, "", "books/", day.AddDate(0, 0, -3), day.AddDate(0, 0, 1))
+	days, err := storage.HistoryOf(s).HistoryDays(ctx, "", "books/", day.AddDate(0, 0, -3), day.AddDate(0, 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(days) != 1 || days[0].Quarters[q] != 7 {
 		t.Fatalf("prefix history %v, want 7 in quarter %d of one day", days, q)
 	}
-	if _, err := s.HistoryDays(ctx, "books/a", "", day.AddDate(0, 0, -9), day.AddDate(0, 0, -8)); err != nil {
+	if _, err := storage.HistoryOf(s).HistoryDays(ctx, "books/a", "", day.AddDate(0, 0, -9), day.AddDate(0, 0, -8)); err != nil {
 		t.Errorf("a known counter's empty range: %v", err)
 	}
-	if _, err := s.HistoryDays(ctx, "books/none", "", day, day.AddDate(0, 0, 1)); counters.ErrorCode(err) != counters.ENOTFOUND {
+	if _, err := storage.HistoryOf(s).HistoryDays(ctx, "books/none", "", day, day.AddDate(0, 0, 1)); counters.ErrorCode(err) != counters.ENOTFOUND {
 		t.Errorf("an unknown counter: %v, want not_found", err)
 	}
 }
