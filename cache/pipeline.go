@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/internal/batch"
+	"countersvc/internal/foundation/batch"
 )
 
 // Pipeline bounds. One pipeline in flight at a time: commands that arrive
@@ -31,7 +31,7 @@ const (
 // most of what a cached read or a page hit's limits cost. It never waits for
 // company: a pipeline leaves as soon as a sender is free, so a lone request
 // pays one round trip and requests that arrive while a pipeline is in flight
-// form the next (internal/batch's queue). The entry reads (HMGET) and the
+// form the next (internal/foundation/batch's queue). The entry reads (HMGET) and the
 // page-hit limits each have one.
 //
 // A request is a command (call), or a call of the pipeline's script on the

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
-	"countersvc/internal/batch"
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/batch"
+	"countersvc/internal/foundation/deadline"
 )
 
 // Options tune the coalescer.
@@ -67,7 +67,7 @@ func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, er
 // counters). Each waiter gets the value its own increment produced, as if
 // the increments had run one after another. There is no timer: a lone
 // request goes straight through, so idle latency does not grow, and rounds
-// grow only as load does. The queue is internal/batch's; the coalescer
+// grow only as load does. The queue is internal/foundation/batch's; the coalescer
 // decides what a round may carry and how it runs.
 type coalescer struct {
 	store   counters.Store

@@ -43,8 +43,13 @@ type Change struct {
 }
 
 // Observer is told of changes after they committed. Committed runs in the
-// writer's goroutine before the write is answered, so it must not block:
-// an observer that does I/O hands the changes to work of its own. It is
+// writer's goroutine before the write is answered, so the write's answer
+// waits for it: it must be brief and bounded by ctx (the write's
+// deadline). An observer whose work the answer must wait for does it here
+// (the cache drops the changed entries in Redis, so that no read after the
+// answer shows the value before it); one whose work may follow the answer
+// (live updates, webhook deliveries) hands the changes to work of its own.
+// It is
 // told only of the changes it Wants, and not of a write whose outcome is
 // unknown (MySQL failed during the commit); such a change is found by
 // whoever checks MySQL later.

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"countersvc/counters"
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/deadline"
 )
 
 // Defaults of Options.
@@ -25,7 +25,7 @@ const (
 )
 
 // Interval is the least time between two events of one counter on one
-// stream (API.md allows at most about ten a second): a stream keeps one
+// stream (docs/live-updates.md allows at most about ten a second): a stream keeps one
 // slot per counter and sends what the slot holds then, so a faster counter
 // skips values. Four a second keep a dashboard moving and the latest value
 // well within its second, and cost a third of ten: with 1,000 streams on a
@@ -148,7 +148,7 @@ func signal(c chan struct{}) {
 	}
 }
 
-// Close ends every stream (the process is stopping: API.md wants every
+// Close ends every stream (the process is stopping: docs/live-updates.md wants every
 // stream ended within a second) and refuses new ones.
 func (h *Hub) Close() {
 	h.mu.Lock()

@@ -1,5 +1,5 @@
-// Package live owns the rules of live updates (API.md "Live updates
-// (Server-Sent Events)"): which counters a process watches, what each
+// Package live owns the rules of live updates (docs/live-updates.md, "What
+// a stream sends"): which counters a process watches, what each
 // stream is sent and when, the caps on open streams, and how a process
 // learns of changes that other processes committed. It knows neither HTTP
 // (app/ writes the events), Redis (cache/ carries the notices between

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/deadline"
 )
 
 // schemaLock lets one process at a time migrate a database, across every

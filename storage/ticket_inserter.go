@@ -6,8 +6,8 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"countersvc/internal/batch"
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/batch"
+	"countersvc/internal/foundation/deadline"
 	"countersvc/tickets"
 )
 
@@ -18,7 +18,7 @@ const (
 	maxGroupBytes = 1 << 20
 )
 
-// ticketInserter is a group commit for ticket rows, on internal/batch's
+// ticketInserter is a group commit for ticket rows, on internal/foundation/batch's
 // queue. Callers queue their row and wait; one goroutine at a time writes
 // what queued while the previous statement was in flight as one group, one
 // multi-row INSERT, so N concurrent creations cost one commit instead of N.

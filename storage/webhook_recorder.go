@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"countersvc/counters"
-	"countersvc/internal/deadline"
+	"countersvc/internal/foundation/deadline"
 	"countersvc/webhooks"
 )
 
