@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 
@@ -19,12 +20,25 @@ func newerThanStored(expr string) string {
 	return "GREATEST(" + expr + ", updated_at + INTERVAL 1 MICROSECOND)"
 }
 
-var _ live.Reader = (*CounterStore)(nil)
+// LiveStore is live updates' own store: it reads the counters that
+// streams watch, always from MySQL itself (a stream must never go back,
+// so never from a cache), as live.Reader.
+type LiveStore struct {
+	db *sql.DB
+}
+
+var _ live.Reader = (*LiveStore)(nil)
+
+// NewLiveStore returns the live updates' store of db.
+func NewLiveStore(db *DB) *LiveStore { return &LiveStore{db: db.DB} }
+
+// LiveOf returns the live updates' store of the database s writes to.
+func LiveOf(s *CounterStore) *LiveStore { return &LiveStore{db: s.db} }
 
 // ReadLive implements live.Reader in one query: the named counters, and
 // those under the prefixes updated after q.Since. Reserved names are never
 // read through a prefix.
-func (s *CounterStore) ReadLive(ctx context.Context, q live.Query) ([]live.Update, error) {
+func (s *LiveStore) ReadLive(ctx context.Context, q live.Query) ([]live.Update, error) {
 	var where []string
 	var args []any
 	if len(q.Names) > 0 {

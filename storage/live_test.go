@@ -13,7 +13,7 @@ import (
 // version is a counter's live version, or 0 when it does not exist.
 func version(tb testing.TB, s *storage.CounterStore, name string) int64 {
 	tb.Helper()
-	rows, err := s.ReadLive(context.Background(), live.Query{Names: []string{name}})
+	rows, err := storage.LiveOf(s).ReadLive(context.Background(), live.Query{Names: []string{name}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestReadLiveReadsNamesAndRecentChangesUnderPrefixes(t *testing.T) {
 	since := version(t, s, "rl/old")
 	set(t, s, "rl/new", 2)
 	set(t, s, "other/x", 3)
-	rows, err := s.ReadLive(ctx, live.Query{Names: []string{"other/x", "rl/missing"}, Prefixes: []string{"rl/"}, Since: since})
+	rows, err := storage.LiveOf(s).ReadLive(ctx, live.Query{Names: []string{"other/x", "rl/missing"}, Prefixes: []string{"rl/"}, Since: since})
 	if err != nil {
 		t.Fatal(err)
 	}

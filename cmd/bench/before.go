@@ -2,8 +2,9 @@ package main
 
 import "fmt"
 
-// The before scenario: the increment path against the code of the turn
-// before history, API keys and the cache lease landed (scripts/bench builds
+// The before scenario: the increment path and page hits (limits and
+// visitors on, distinct visitors) against the code of -before-commit (by
+// default the turn before history, API keys and the cache lease landed) (scripts/bench builds
 // that commit from a git worktree and serves it as the instance "before",
 // on a database and a Redis database of its own). The two alternate within
 // one run, so that a busy neighbour or MySQL's purge weighs on both alike.
@@ -14,6 +15,7 @@ const beforeTarget = 0.9
 type beforeResult struct {
 	commit                                 string
 	hot, hotBefore, uniform, uniformBefore load
+	hits, hitsBefore                       load
 }
 
 func (b *bench) before() error {
@@ -24,6 +26,8 @@ func (b *bench) before() error {
 		b.wrk("hot counter, "+b.beforeCommit, old+hotPath, targetConns, postScript),
 		b.wrk("1,000 counters", b.url, targetConns, uniform),
 		b.wrk("1,000 counters, "+b.beforeCommit, old, targetConns, uniform),
+		b.wrk("page hits", b.url+hitsPath, targetConns, visitorsScript),
+		b.wrk("page hits, "+b.beforeCommit, old+hitsPath, targetConns, visitorsScript),
 	}
 	if err := b.warm(ms...); err != nil {
 		return err
@@ -33,7 +37,8 @@ func (b *bench) before() error {
 		return err
 	}
 	b.r.before = &beforeResult{commit: b.beforeCommit,
-		hot: rs[0].byRPS(), hotBefore: rs[1].byRPS(), uniform: rs[2].byRPS(), uniformBefore: rs[3].byRPS()}
+		hot: rs[0].byRPS(), hotBefore: rs[1].byRPS(), uniform: rs[2].byRPS(), uniformBefore: rs[3].byRPS(),
+		hits: rs[4].byRPS(), hitsBefore: rs[5].byRPS()}
 	return nil
 }
 
@@ -47,5 +52,6 @@ func (r *beforeResult) rows() []beforeRow {
 	return []beforeRow{
 		{fmt.Sprintf("hot counter, %d conns", targetConns), r.hot, r.hotBefore},
 		{fmt.Sprintf("1,000 counters, %d conns", targetConns), r.uniform, r.uniformBefore},
+		{fmt.Sprintf("page hits, limits and visitors on, %d conns", targetConns), r.hits, r.hitsBefore},
 	}
 }

@@ -89,7 +89,7 @@ func (r *report) write(dir string) error {
 	}
 
 	if bf := r.before; bf != nil {
-		fmt.Fprintf(&b, "## Increments against the code before history (%s), history on\n\n", bf.commit)
+		fmt.Fprintf(&b, "## Increments and page hits against the code of %s, history on\n\n", bf.commit)
 		fmt.Fprintf(&b, "| load | now/s | p50 | %[1]s/s | p50 | now / %[1]s | all 2xx |\n|---|---:|---:|---:|---:|---:|:---:|\n", bf.commit)
 		for _, row := range bf.rows() {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.name, num(row.now.RPS), dur(row.now.P50),
@@ -155,7 +155,7 @@ func (r *report) write(dir string) error {
 	}
 	if bf := r.before; bf != nil {
 		for _, br := range bf.rows() {
-			row(fmt.Sprintf("%s: increments now %s/s over %s's %s/s", br.name, num(br.now.RPS), bf.commit, num(br.old.RPS)),
+			row(fmt.Sprintf("%s: now %s/s over %s's %s/s", br.name, num(br.now.RPS), bf.commit, num(br.old.RPS)),
 				ratio(br.now.RPS, br.old.RPS), fmt.Sprintf(">= %.1fx", beforeTarget), br.now.RPS >= beforeTarget*br.old.RPS)
 		}
 	}

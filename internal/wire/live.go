@@ -3,6 +3,7 @@ package wire
 import (
 	"countersvc/app"
 	"countersvc/live"
+	"countersvc/storage"
 	"errors"
 	"time"
 )
@@ -44,7 +45,7 @@ func defaultLive(c *Config) {
 // go back) and hears other processes over Redis.
 func buildLive(b *builder) (app.Capability, error) {
 	cfg := b.cfg.Live
-	o := live.Options{Reader: b.s.Store, CheckEvery: cfg.CheckEvery, MaxPerAddr: cfg.MaxPerAddr, MaxStreams: cfg.MaxStreams,
+	o := live.Options{Reader: storage.NewLiveStore(b.s.DB), CheckEvery: cfg.CheckEvery, MaxPerAddr: cfg.MaxPerAddr, MaxStreams: cfg.MaxStreams,
 		Timeout: b.cfg.MySQL.Timeout, Registerer: b.s.Registry, Log: b.log}
 	if b.s.Cache != nil {
 		o.Transport = b.s.Cache.Live()
