@@ -52,6 +52,7 @@ var scenarios = []scenario{
 	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
 	{"live", "hot counter increments with 1,000 live-update streams on it against none, then 10,000 idle streams: RSS and goroutines", []string{"live"}, false, (*bench).live},
+	{"cores", "the service (-pid) pinned to 1, 2, 4, ... and all cores (taskset): 1,000 counters, the hot counter and page hits at 64 connections at each", nil, false, (*bench).cores},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
 }
@@ -226,8 +227,8 @@ func (c config) check() error {
 		if s.name == "live" && c.livePID <= 0 {
 			errs = append(errs, errors.New("-scenario live needs -pid-live"))
 		}
-		if s.name == "rss" && c.pid <= 0 {
-			errs = append(errs, errors.New("-scenario rss needs -pid"))
+		if (s.name == "rss" || s.name == "cores") && c.pid <= 0 {
+			errs = append(errs, fmt.Errorf("-scenario %s needs -pid", s.name))
 		}
 	}
 	return errors.Join(errs...)
@@ -241,6 +242,8 @@ type bench struct {
 	rawDB  *sql.DB // the raw counter baselines' database, opened on first use
 	client *http.Client
 	r      report
+
+	pinnedTo int // the cores the cores scenario last pinned -pid to; 0: none
 }
 
 func run(c config) error {

@@ -61,12 +61,14 @@ type report struct {
 	before   *beforeResult
 	imports  *importResult
 	live     *liveResult
+	cores    []coresRow
 	peakRSS  int64
 }
 
 func (r *report) write(dir string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmark results\n\n%s, %d CPU cores. Medians of repeated runs; ratios are measured in this one run.\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU())
+	fmt.Fprintf(&b, "# Benchmark results\n\n%s, %d CPU cores (%s). Medians of repeated runs; ratios are measured in this one run.\n\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), cpuModel())
 
 	if len(r.hot) > 0 {
 		b.WriteString("## One hot counter\n\n")
@@ -97,6 +99,8 @@ func (r *report) write(dir string) error {
 		}
 		b.WriteString("\n")
 	}
+
+	b.WriteString(coresTable(r.cores))
 
 	b.WriteString("## Summary against the targets\n\n| figure | measured | target | |\n|---|---:|---:|:---:|\n")
 	// A figure without a target is shown without a verdict.
@@ -257,6 +261,9 @@ func (r *report) httpBad() int64 {
 	if w := r.webhooks; w != nil {
 		loads = append(loads, w.watched, w.unwatched)
 	}
+	for _, c := range r.cores {
+		loads = append(loads, c.uniform, c.hot, c.hits)
+	}
 	var bad int64
 	for _, l := range loads {
 		bad += l.Bad
@@ -366,4 +373,18 @@ func (r *report) chart() []byte {
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// cpuModel is the processor's name as Linux gives it, or "unknown".
+func cpuModel() string {
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
