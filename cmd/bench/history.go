@@ -1,6 +1,9 @@
 package main
 
 import (
+	"countersvc/history"
+	"countersvc/storage"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -26,6 +29,10 @@ type historyResult struct {
 	hotOn, hotOff, uniformOn, uniformOff load
 	year, prefix                         load // reads
 	rows, dataBytes, indexBytes          int64
+	// The hot counter alone and with a retention pass beside it, and what
+	// the passes removed meanwhile.
+	hotAlone, hotRetention load
+	retained               int64
 }
 
 func (b *bench) history() error {
@@ -61,7 +68,45 @@ func (b *bench) history() error {
 		return err
 	}
 	r.year, r.prefix = reads[0].byP50(), reads[1].byP50()
+	if err := b.retentionBeside(r); err != nil {
+		return err
+	}
 	b.r.history = r
+	return nil
+}
+
+// retentionBeside measures the hot counter alone and with a retention pass
+// (history.Retention, as COUNTERS_HISTORY_RETENTION runs it) deleting the
+// seeded year's first half beside it, alternating: what retention costs
+// increments while it works. It runs last: the reads above need that half.
+func (b *bench) retentionBeside(r *historyResult) error {
+	ctx := context.Background()
+	db, err := storage.Open(ctx, b.serviceDSN, storage.Options{MaxOpenConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	first, _ := time.Parse(time.DateOnly, historyFirstDay)
+	horizon := first.AddDate(0, 6, 0)
+	pass := &history.Retention{Store: storage.NewHistoryStore(db), Age: time.Since(horizon), Now: time.Now}
+	hot := b.wrk("hot counter", b.url+hotPath, targetConns, postScript)
+	beside := measure{"hot counter, a retention pass beside", func(d time.Duration) (load, error) {
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan int64, 1)
+		go func() { n, _ := pass.Pass(pctx); done <- n }()
+		l, err := hot.run(d)
+		cancel()
+		r.retained += <-done
+		return l, err
+	}}
+	if err := b.warm(hot); err != nil {
+		return err
+	}
+	rs, err := b.compare(hot, beside)
+	if err != nil {
+		return err
+	}
+	r.hotAlone, r.hotRetention = rs[0].byRPS(), rs[1].byRPS()
 	return nil
 }
 

@@ -156,6 +156,9 @@ func (r *report) write(dir string) error {
 			num(float64(h.rows)), historyCounters, historyDays, historyQuarters),
 			fmt.Sprintf("%.0f MiB (%.0f B a row)", float64(h.dataBytes+h.indexBytes)/(1<<20), float64(h.dataBytes+h.indexBytes)/float64(max(h.rows, 1))),
 			"", true)
+		row(fmt.Sprintf("hot counter, %d conns: with a retention pass beside (%s pieces of history removed meanwhile) %s/s over alone %s/s",
+			targetConns, num(float64(h.retained)), num(h.hotRetention.RPS), num(h.hotAlone.RPS)),
+			ratio(h.hotRetention.RPS, h.hotAlone.RPS), ">= 0.9x", h.hotRetention.RPS >= 0.9*h.hotAlone.RPS)
 	}
 	if bf := r.before; bf != nil {
 		for _, br := range bf.rows() {
@@ -245,7 +248,7 @@ func (r *report) httpBad() int64 {
 		}
 	}
 	if h := r.history; h != nil {
-		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix)
+		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix, h.hotAlone, h.hotRetention)
 	}
 	if l := r.live; l != nil {
 		loads = append(loads, l.without, l.with)

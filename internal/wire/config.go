@@ -24,6 +24,7 @@ type Config struct {
 	Cache    Cache    // package cache (Redis)
 	Coalesce Coalesce // package coalesce
 	Keys     Keys     // package keys
+	History  History  // package history: its retention
 	Live     Live     // package live, and app's streams
 	Hits     Hits     // packages hits and visitors, and the cache's hit limits
 	Webhooks Webhooks // package webhooks

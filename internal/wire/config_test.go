@@ -37,6 +37,12 @@ func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {
 		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "15s"}, ""},
 		{map[string]string{"COUNTERS_LIVE_HEARTBEAT": "soon"}, "COUNTERS_LIVE_HEARTBEAT"},
 		{map[string]string{"COUNTERS_HITS_RATE_LIMIT": "many"}, "COUNTERS_HITS_RATE_LIMIT"},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "400d"}, ""},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "9600h"}, ""},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "0"}, ""},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "12h"}, "COUNTERS_HISTORY_RETENTION"},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "a year"}, "COUNTERS_HISTORY_RETENTION"},
+		{map[string]string{"COUNTERS_HISTORY_RETENTION": "-3d"}, "COUNTERS_HISTORY_RETENTION"},
 	}
 	for _, tt := range tests {
 		for k, v := range tt.env {
@@ -104,5 +110,31 @@ func TestARenamedVariableIsRefusedNamingItsNewName(t *testing.T) {
 				t.Errorf("error %v, want one naming %s and %s", err, old, name)
 			}
 		})
+	}
+}
+
+// A retention is read in days or as a Go duration; none (the default)
+// keeps every day of history.
+func TestHistoryRetentionIsReadInDaysOrAsADuration(t *testing.T) {
+	if got := wire.Defaults().History.Retention; got != 0 {
+		t.Fatalf("default retention %v, want none", time.Duration(got))
+	}
+	for _, tt := range []struct {
+		env  string
+		want time.Duration
+	}{
+		{"400d", 400 * 24 * time.Hour},
+		{"1d", 24 * time.Hour},
+		{"9600h", 9600 * time.Hour},
+		{"0", 0},
+	} {
+		t.Setenv("COUNTERS_HISTORY_RETENTION", tt.env)
+		c, err := wire.Load()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.env, err)
+		}
+		if got := time.Duration(c.History.Retention); got != tt.want {
+			t.Errorf("%s: retention %v, want %v", tt.env, got, tt.want)
+		}
 	}
 }

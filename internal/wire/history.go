@@ -1,17 +1,73 @@
 package wire
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
 	"countersvc/app"
 	"countersvc/history"
 	"countersvc/storage"
 )
 
+// History is the history's block: how long it is kept. Whether increments
+// record it at all is COUNTERS_HISTORY (the MySQL block: the store writes
+// it inside each increment).
+type History struct {
+	// Retention is the age past which history is removed; 0 keeps it all.
+	Retention Age `env:"COUNTERS_HISTORY_RETENTION"`
+}
+
+// Validate checks the history's settings.
+func (h History) Validate() error {
+	if h.Retention != 0 && time.Duration(h.Retention) < 24*time.Hour {
+		return errors.New("COUNTERS_HISTORY_RETENTION: must be at least a day (1d or 24h), or 0 to keep all history")
+	}
+	return nil
+}
+
+// Age is a duration that may also be given in days ("400d"), as a
+// retention usually is.
+type Age time.Duration
+
+// UnmarshalText reads "400d", a Go duration ("9600h"), or "0".
+func (a *Age) UnmarshalText(text []byte) error {
+	s := strings.TrimSpace(string(text))
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of days such as 400d, or a duration such as 9600h, got %q", s)
+		}
+		*a = Age(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a number of days such as 400d, or a duration such as 9600h, got %q", s)
+	}
+	*a = Age(d)
+	return nil
+}
+
+// retentionEvery is how often retention makes a pass: history goes by
+// whole UTC days, so an hour is soon enough.
+const retentionEvery = time.Hour
+
 // buildHistory: counts per hour, day and month, read from the store's
-// history (app/history.go serves them with the counters' routes).
+// history (app/history.go serves them with the counters' routes), and the
+// retention job when the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
-	b.history = history.NewService(storage.NewHistoryStore(b.s.DB), b.now)
+	store := storage.NewHistoryStore(b.s.DB)
+	b.history = history.NewService(store, b.now)
 	if b.s.Visitors != nil {
 		b.history.Visitors = b.s.Visitors
+	}
+	if age := time.Duration(b.cfg.History.Retention); age > 0 {
+		r := &history.Retention{Store: store, Age: age, Now: b.now, Log: b.log}
+		b.job("history retention", func(ctx context.Context) { r.Run(ctx, retentionEvery) })
 	}
 	return nil, nil
 }
