@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"countersvc/internal/foundation/listen"
-	"countersvc/internal/migratecmd"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/foundation/listen"
+	"github.com/countersvc/countersvc/internal/migratecmd"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // An access is what a route needs of its caller, declared beside the

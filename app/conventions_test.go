@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/app"
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // A 503 tells the client when to come back, whichever endpoint gave it:

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
 )
 
 type counterJSON struct {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/history"
+	"github.com/countersvc/countersvc/history"
 )
 
 // historyHandlers serves the history of a counter, of a prefix, and of a

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 type seriesBody struct {

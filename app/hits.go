@@ -6,9 +6,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // hitHandlers serves the public page-hit endpoints: no token, only names

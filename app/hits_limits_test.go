@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // hitLimits configures the service with r as its Redis and these abuse

@@ -19,8 +19,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // importHandlers serve POST /v1/import: the lines that GET /v1/export

@@ -1,7 +1,7 @@
 package app
 
 import (
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 	_ "embed"
 
 	"github.com/gofiber/fiber/v2"

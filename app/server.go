@@ -12,10 +12,10 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/hits"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // Options are the HTTP layer's settings and dependencies.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/keys"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 type boardJSON struct {

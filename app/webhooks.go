@@ -6,9 +6,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/keys"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // hookJSON is a hook as the API shows it: "name" or "prefix", never both.

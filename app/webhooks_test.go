@@ -13,10 +13,10 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // call is one request a receiver got.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/internal/foundation/batch"
+	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
 // Pipeline bounds. One pipeline in flight at a time: commands that arrive

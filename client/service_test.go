@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/client"
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/client"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // newClient is a client of url that fails the test rather than hang.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/internal/foundation/batch"
-	"countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/foundation/batch"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // Options tune the coalescer.

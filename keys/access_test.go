@@ -3,7 +3,7 @@ package keys
 import (
 	"testing"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // May is the one answer to "may this principal do this to this

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"countersvc/history"
+	"github.com/countersvc/countersvc/history"
 )
 
 var _ history.Purger = (*HistoryStore)(nil)

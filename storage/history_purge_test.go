@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/history"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // Retention removes every kind of stored history of the days before its

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
 )
 
 // HistoryStore is history's own store: it reads what the counters' writes

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // schemaLock lets one process at a time migrate a database, across every

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // purgeChunk is how many expired keys one DELETE removes: small, so that

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"countersvc/internal/foundation/batch"
-	"countersvc/internal/foundation/deadline"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/internal/foundation/batch"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 const (

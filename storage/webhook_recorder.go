@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/foundation/deadline"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // HookRecorder is the Recorder of threshold webhooks: inside the

@@ -28,7 +28,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 
-	"countersvc/internal/foundation/deadline"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // Precision of the sketches: 2^16 registers, a standard error of 0.41%, so

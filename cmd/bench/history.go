@@ -1,8 +1,8 @@
 package main
 
 import (
-	"countersvc/history"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/storage"
 
 	"context"
 	"database/sql"

@@ -3,7 +3,7 @@ package main
 import (
 	"cmp"
 
-	"countersvc/internal/foundation/stats"
+	"github.com/countersvc/countersvc/internal/foundation/stats"
 )
 
 // percentile is stats.Percentile: the element of xs at rank p (0 to 100)

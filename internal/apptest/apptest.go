@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Env is one running service, built by internal/wire as main.go builds it.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // oneEventPerCrossing runs three services, the ith on dsn(i, ...), each

@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 
-	"countersvc/internal/wire"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/internal/wire"
+	"github.com/countersvc/countersvc/storage"
 )
 
 const usage = `usage: countersvc migrate status | up | force N

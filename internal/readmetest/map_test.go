@@ -41,12 +41,12 @@ func TestTheREADMEMapNamesEveryPackage(t *testing.T) {
 		}
 	}
 
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}", "countersvc/...").CombinedOutput()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}", "github.com/countersvc/countersvc/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, p := range strings.Fields(string(out)) {
-		dir := strings.TrimPrefix(strings.TrimPrefix(p, "countersvc"), "/")
+		dir := strings.TrimPrefix(strings.TrimPrefix(p, "github.com/countersvc/countersvc"), "/")
 		if dir == "" {
 			dir = "main.go"
 		}

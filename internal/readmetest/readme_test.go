@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/readmetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/readmetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // root is the repository, where README.md and docs/ are.

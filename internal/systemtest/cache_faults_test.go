@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Writers increment and readers read a few counters through HTTP while Redis

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // hitsResult is counters_hits_total{result} of one process.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"countersvc/cache"
-	"countersvc/internal/apptest"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Two processes of the service share MySQL and Redis, and both take

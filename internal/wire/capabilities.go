@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"countersvc/app"
-	"countersvc/history"
-	"countersvc/hits"
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // A capability is one feature of the service, declared in one place (a

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {

@@ -3,11 +3,11 @@ package wire
 import (
 	"time"
 
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/coalesce"
-	"countersvc/counters"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/coalesce"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // Defaults is the configuration of an empty environment: what the service

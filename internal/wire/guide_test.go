@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Every variable is in the configuration guide's table, with the default

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/app"
-	"countersvc/history"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // History is the history's block: how long it is kept. Whether increments

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/hits"
-	"countersvc/storage"
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // Hits is the page hits': their rules (package hits), their abuse limits

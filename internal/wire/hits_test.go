@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 func TestHitSettingsAreReadAndChecked(t *testing.T) {

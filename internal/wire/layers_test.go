@@ -13,11 +13,11 @@ import (
 // configuration, and internal/migratecmd) is imported only by main, cmd/ and the test
 // harnesses. A package that points up fails here by name.
 func TestImportsPointDownward(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "countersvc/...").CombinedOutput()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/countersvc/countersvc/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	const mod = "countersvc"
+	const mod = "github.com/countersvc/countersvc"
 	foundation := mod + "/internal/foundation/"
 	root := func(p string) bool {
 		return p == mod+"/internal/wire" || p == mod+"/internal/migratecmd"

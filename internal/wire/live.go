@@ -1,9 +1,9 @@
 package wire
 
 import (
-	"countersvc/app"
-	"countersvc/live"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/storage"
 	"errors"
 	"time"
 )

@@ -1,9 +1,9 @@
 package wire
 
 import (
-	"countersvc/app"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 // buildTickets: boards and ticket numbers, a consumer of the counters

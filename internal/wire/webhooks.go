@@ -2,10 +2,10 @@ package wire
 
 import (
 	"context"
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/storage"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/webhooks"
 	"errors"
 	"fmt"
 )

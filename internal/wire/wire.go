@@ -33,16 +33,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/coalesce"
-	"countersvc/counters"
-	"countersvc/keys"
-	"countersvc/live"
-	"countersvc/storage"
-	"countersvc/tickets"
-	"countersvc/visitors"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/coalesce"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
+	"github.com/countersvc/countersvc/visitors"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // Service is the running service: its HTTP application and the parts tests

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Close ends everything Build started: the background jobs of every
@@ -61,7 +61,7 @@ func TestNoGoroutineOutlivesClose(t *testing.T) {
 func keepOurs(stacks string) string {
 	var kept []string
 	for _, s := range strings.Split(stacks, "\n\n") {
-		if strings.Contains(s, "countersvc/") && !strings.Contains(s, "testing.tRunner") {
+		if strings.Contains(s, "github.com/countersvc/countersvc/") && !strings.Contains(s, "testing.tRunner") {
 			kept = append(kept, s)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/foundation/batch"
+	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
 // gate is a run that records each batch's requests and holds the first
