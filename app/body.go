@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"strings"
 	"sync"
@@ -116,7 +117,15 @@ func readBody(limit int) fiber.Handler {
 		}
 		encoded := len(req.Header.Peek(fiber.HeaderContentEncoding)) > 0
 		if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
-			return c.Next() // nothing to read (most increments)
+			// Nothing to read (most increments), or fasthttp read it all.
+			n := 0
+			if stream == nil {
+				n = len(req.Body())
+			}
+			if err := checkMediaType(c, n); err != nil {
+				return err
+			}
+			return c.Next()
 		}
 		var body io.Reader = stream
 		if stream == nil {
@@ -145,10 +154,28 @@ func readBody(limit int) fiber.Handler {
 			closeAfterAnswer(c)
 			return fiber.ErrRequestEntityTooLarge
 		}
+		if err := checkMediaType(c, buf.Len()); err != nil {
+			return err
+		}
 		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
 		req.Header.Del(fiber.HeaderContentEncoding)
 		return c.Next()
 	}
+}
+
+// checkMediaType refuses a body of n bytes whose Content-Type is neither
+// JSON nor absent: 415 unsupported_media_type (openapi.yaml). JSON is
+// application/json and any application/*+json, with any parameters. An
+// import, whose body has its own types, never comes here.
+func checkMediaType(c *fiber.Ctx, n int) error {
+	ct := c.Get(fiber.HeaderContentType)
+	if n == 0 || ct == "" {
+		return nil
+	}
+	if t, _, err := mime.ParseMediaType(ct); err == nil && (t == fiber.MIMEApplicationJSON || strings.HasPrefix(t, "application/") && strings.HasSuffix(t, "+json")) {
+		return nil
+	}
+	return counters.Errorf(codeUnsupportedMediaType, "The request body must be JSON, sent with Content-Type: application/json (curl: --json) or none, not %q; nothing was changed.", ct)
 }
 
 // closeAfterAnswer makes the answer the connection's last, written by the
