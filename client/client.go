@@ -110,7 +110,8 @@ const (
 // request is one call: what to send, and how it may be retried.
 type request struct {
 	method string
-	path   string // below /v1, already escaped
+	path   string // below /v1 (unless ops), already escaped
+	ops    bool   // path is one of the operations endpoints, outside /v1 (/readyz)
 	query  url.Values
 	body   func() (io.Reader, error) // nil: no body; called once per attempt
 	ctype  string
@@ -161,6 +162,9 @@ func newIdempotencyKey() string { return crand.Text() }
 // caller; any other answer is read and turned into an *Error.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	target := c.base.String() + "/v1" + r.path
+	if r.ops {
+		target = c.base.String() + r.path
+	}
 	if len(r.query) > 0 {
 		target += "?" + r.query.Encode()
 	}

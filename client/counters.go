@@ -44,6 +44,18 @@ func (c *Client) Get(ctx context.Context, name string) (Counter, error) {
 	return out, err
 }
 
+// Ready asks the service whether it is ready to serve (GET /readyz): nil
+// when it is, an *Error with Unavailable while MySQL does not answer. For
+// health checks: give ctx a deadline, as its retries run until it ends.
+func (c *Client) Ready(ctx context.Context) error {
+	res, err := c.send(ctx, request{method: http.MethodGet, path: "/readyz", ops: true})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	return nil
+}
+
 // Bound is a counter's min or max in a Set: its zero value keeps the
 // counter's bound as it is, Limit(n) sets it, and NoLimit removes it.
 type Bound struct {

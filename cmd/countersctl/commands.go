@@ -22,6 +22,7 @@ var commands = []command{
 	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value",
 		flags: keyFlag, run: inc},
 	{words: "get", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value", run: get},
+	{words: "ready", about: "exit 0 when the service is ready to serve (GET /readyz), 1 when not: a health check", run: ready},
 	{words: "set", args: "NAME VALUE", minArgs: 2, maxArgs: 2, about: "set the value; --min/--max N set a bound, none removes it",
 		flags: func(fs *flag.FlagSet) {
 			fs.String("min", "", "the lowest value allowed (none: unbounded)")
@@ -122,6 +123,8 @@ func get(e *env) error {
 	}
 	return err
 }
+
+func ready(e *env) error { return e.c.Ready(e.ctx) }
 
 func set(e *env) error {
 	v, err := e.int64Arg(1, "VALUE")

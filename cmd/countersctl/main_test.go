@@ -400,3 +400,34 @@ func TestTimeoutEndsACommandThatGetsNoAnswer(t *testing.T) {
 		{args: args("inc", "a", "--timeout", "200ms"), code: 1, err: "no answer within --timeout 200ms"},
 	})
 }
+
+// ready is a health check: 0 while the service serves and MySQL answers,
+// 1 when /readyz says otherwise or nothing answers, within --timeout.
+func TestReadyExitsZeroOnlyWhenTheServiceIsReady(t *testing.T) {
+	svc := apptest.New(t)
+	unready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			t.Errorf("asked %s, want /readyz", r.URL.Path)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer unready.Close()
+	for _, tc := range []struct {
+		name, url string
+		code      int
+	}{
+		{"ready", svc.URL, 0},
+		{"MySQL down", unready.URL, 1},
+		{"nothing listening", "http://127.0.0.1:1", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			if r := ctl(t, []string{"COUNTERS_URL=" + tc.url}, "ready", "--timeout", "1s"); r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %s", r.code, tc.code, r.err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v with --timeout 1s", d)
+			}
+		})
+	}
+}
