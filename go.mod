@@ -1,4 +1,4 @@
-module countersvc
+module github.com/countersvc/countersvc
 
 go 1.26.0
 

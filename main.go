@@ -18,10 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"countersvc/internal/config"
-	"countersvc/internal/listen"
-	"countersvc/internal/migratecmd"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/listen"
+	"github.com/countersvc/countersvc/internal/migratecmd"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 func main() {

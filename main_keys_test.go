@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // send makes one request to a process and returns its status and body.

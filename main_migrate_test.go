@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // migrate runs `countersvc migrate args...` on dsn and returns its exit

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // process is the real binary, started the way an operator would.

@@ -18,7 +18,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // hookCall is one call a receiver got.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // What browsers send for an <img>, and what GitHub's image proxy sends.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/app/badge"
-	"countersvc/counters"
-	"countersvc/history"
+	"github.com/countersvc/countersvc/app/badge"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
 )
 
 // defaultBadgeLabel is the label of a badge that asks for none.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // An order touching several tallies: every item applied in request order

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // Bodies over the limit sent at full speed, announced or chunked, 1 MiB

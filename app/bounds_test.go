@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 type boundsJSON struct {

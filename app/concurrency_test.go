@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // 20 clients x 1000 increments of one counter: every value 1..20000 is

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 // A connection that sends nothing, or stops half way through a request,

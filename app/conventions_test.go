@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/app"
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // A 503 tells the client when to come back, whichever endpoint gave it:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 type counterJSON struct {

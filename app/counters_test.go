@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {

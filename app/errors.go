@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Codes that only the HTTP layer answers: no domain operation returns them.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // export streams every counter whose name starts with ?prefix= (all of them

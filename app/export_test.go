@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // Export streams every counter under the prefix, past the list's page

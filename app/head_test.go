@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // A HEAD answer ends with its headers: a byte of body after them would be

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/history"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // historyHandlers serves the history of a counter, of a prefix, and of a

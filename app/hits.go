@@ -7,10 +7,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/hits"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // hitHandlers serves the public page-hit endpoints: no token, only names

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // EnvNoBrowser=1 skips the browser test on machines without Chromium;

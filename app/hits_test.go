@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/app"
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 // svgText is what a badge shows: its <title> and the text of its <text>

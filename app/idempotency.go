@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // HTTP headers of idempotent retries.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // A retry with the same key returns the first answer byte for byte and

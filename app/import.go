@@ -19,7 +19,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // importHandlers serve POST /v1/import: the lines that GET /v1/export

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // importReport is the answer of POST /v1/import.

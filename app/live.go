@@ -11,10 +11,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/keys"
-	"countersvc/live"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/keys"
+	"github.com/countersvc/countersvc/live"
 )
 
 // DefaultHeartbeat is how often an idle stream sends a comment: the

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // cutter is a TCP proxy to the service whose connections the test can cut,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/live"
+	"github.com/countersvc/countersvc/live"
 )
 
 // An event's data is JSON that names the counter exactly, whatever its

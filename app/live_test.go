@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 func increment(t *testing.T, e *apptest.Env, name string) int64 {

@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // unmatched is the route label of a request that matched no route.

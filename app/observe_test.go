@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // Fiber hands out the method as a view into a request buffer that the next

@@ -20,9 +20,9 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // The bodies that are not JSON are checked as text against their schema

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 var (

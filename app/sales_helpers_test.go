@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // valueOf reads a counter's value through the API; ok is false on 404.

@@ -12,13 +12,13 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/hits"
-	"countersvc/keys"
-	"countersvc/live"
-	"countersvc/tickets"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/keys"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/tickets"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // Options are the HTTP layer's settings and dependencies.

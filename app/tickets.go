@@ -8,8 +8,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"countersvc/counters"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 type boardJSON struct {

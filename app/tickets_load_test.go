@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // The seed's load test, through the real listener: two boards, ten workers

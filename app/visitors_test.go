@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // browser is a real browser's User-Agent: crawlerdetect lets it through.

@@ -13,10 +13,10 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // call is one request a receiver got.

@@ -33,7 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Options tune the cache. Zero values take the defaults.

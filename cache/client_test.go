@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/cache"
+	"github.com/countersvc/countersvc/cache"
 )
 
 func TestNewClientPicksTheTopologyTheURLNames(t *testing.T) {

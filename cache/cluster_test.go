@@ -10,11 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // The cache on a real Redis Cluster. Its keys fall in different slots, on

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Entries are a compact binary encoding rather than JSON: a hit decodes one

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Get implements counters.Store: from Redis on a hit, else from MySQL, and

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"countersvc/cache"
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
 )
 
 func ptr(v int64) *int64 { return &v }

@@ -12,12 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // stack is the cache over the real MySQL store, on a private Redis.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/hits"
+	"github.com/countersvc/countersvc/hits"
 )
 
 // HitLimits are the settings of the page-hit abuse limits.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/hits"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // processes are n instances of the limits on r, each with its own cache

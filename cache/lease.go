@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // DefaultLease is how long a counter entry is trusted after the MySQL read

@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 const limitTimeout = 100 * time.Millisecond

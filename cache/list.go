@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // List implements counters.Store. Pages are never invalidated: each carries

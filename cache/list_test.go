@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // While a writer increments, every listing must show at least the value

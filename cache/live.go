@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/live"
+	"github.com/countersvc/countersvc/live"
 )
 
 // Live returns the Transport of live updates over this Store's Redis:

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/live"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/live"
 )
 
 // events is what a live.Listener heard.

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/cache"
-	"countersvc/counters"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // A reader reads MySQL, a writer commits and invalidates, then the reader's

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/internal/batch"
+	"github.com/countersvc/countersvc/internal/batch"
 )
 
 // Pipeline bounds. One pipeline in flight at a time: commands that arrive

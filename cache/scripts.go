@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // A counter's entry is a hash {g: generation token, v: encoded counter}. Every

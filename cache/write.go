@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // The entries of the counters a write changed are dropped after the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // invalidateMany is invalidate for many names in one round trip.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/client"
+	"github.com/countersvc/countersvc/client"
 )
 
 func ExampleNew() {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // serviceURL is where the examples find the service: in the tests, one

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/client"
+	"github.com/countersvc/countersvc/client"
 )
 
 // scripted is a server that answers each request with the next of its

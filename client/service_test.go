@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/client"
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/client"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // newClient is a client of url that fails the test rather than hang.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/client"
-	"countersvc/internal/apptest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/client"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // cutProxy forwards to the service and cuts every connection through it

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/client"
+	"github.com/countersvc/countersvc/client"
 )
 
 // sseServer speaks API.md's "Live updates" for one counter: each

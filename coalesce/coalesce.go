@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/internal/batch"
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/batch"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // Options tune the coalescer.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/coalesce"
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/coalesce"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 func mustStore(tb testing.TB) *storage.CounterStore {

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/coalesce"
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/coalesce"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // A round that runs after a period's end still counts each increment in

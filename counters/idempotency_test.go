@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Keys are 1 to 255 printable ASCII characters, U+0020 to U+007E; the

@@ -14,7 +14,7 @@ import (
 
 	_ "time/tzdata" // every IANA zone, also where the host has no zoneinfo
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Step is the length of a history's periods.

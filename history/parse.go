@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // parse is Service.Parse at the time now.

@@ -3,7 +3,7 @@ package history
 import (
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Periods are the hours, days and months of a zone, as instants: a day

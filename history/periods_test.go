@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 func mustZone(tb testing.TB, name string) *time.Location {

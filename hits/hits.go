@@ -27,8 +27,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // Visit is one request to count a page view. Count may keep Name after it

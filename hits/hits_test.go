@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // DefaultPublicPrefix is the one public prefix when none is configured.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // oneKey is a store that holds one key, for measuring what the service

@@ -5,11 +5,11 @@ import (
 	"iter"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/live"
-	"countersvc/tickets"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/tickets"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // Counters returns svc with every call checked against the principal in

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Scope is one kind of access a key grants.

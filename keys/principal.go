@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Principal is who a request comes from, once authenticated: the admin (the

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
-	"countersvc/counters"
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // Options are the keys' settings.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"countersvc/counters"
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // Defaults of Options.

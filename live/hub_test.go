@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/live"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/live"
 )
 
 // table is a Reader over an in-memory table, for the hub's own rules (the

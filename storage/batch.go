@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"slices"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Batch implements counters.Store.

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // The store's side of the change seam (see counters/change.go). Every write

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // seam is a recorder and an observer of the change seam: it keeps what

@@ -9,11 +9,11 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 // Every write, single statements included, outlasts a collision: held up

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // incrementSQL is the whole increment: one upsert whose new value MySQL

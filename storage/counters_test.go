@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 func mustOpenStore(tb testing.TB) (*storage.CounterStore, *storage.DB) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // MySQL error numbers the storage code gives a meaning to.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
 )
 
 var _ history.Store = (*CounterStore)(nil)

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // The hot increments keep their counter's current quarter in its row (the

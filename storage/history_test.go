@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // at is 2025-04-17 10:07 UTC, in quarter hour 40 of its UTC day.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/history"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
 )
 
 // The write side of history (see migrations/006_history.up.sql): every

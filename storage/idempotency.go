@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // once runs change under key, in one transaction that first claims the key

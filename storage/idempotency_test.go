@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // Requests retrying one idempotency key while its first request is still

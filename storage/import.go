@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // importChunk is how many lines an import writes per statement, and

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // IncrementMany implements counters.Store: one multi-row upsert

@@ -6,10 +6,10 @@ import (
 	"math"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // forEachPath runs test against the store's ways of writing many

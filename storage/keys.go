@@ -7,8 +7,8 @@ import (
 	"errors"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/keys"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/keys"
 )
 
 // KeyStore implements keys.Store on MySQL: the api_key table of migration

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // Idempotency keys recorded before API keys existed were sent with the one

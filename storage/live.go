@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/live"
+	"github.com/countersvc/countersvc/live"
 )
 
 // newerThanStored is the updated_at that a write of a counter stores: its

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/live"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // version is a counter's live version, or 0 when it does not exist.

@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // migrations is a folder of migrations for the tests, files by name.

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // schemaLock lets one process at a time migrate a database, across every

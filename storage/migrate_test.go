@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // oldRunner leaves a database as the runner before golang-migrate left it

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // purgeChunk is how many expired keys one DELETE removes: small, so that

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // The periodic purge started by main deletes expired keys on its own and

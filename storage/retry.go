@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // retryPolicy says how often, and after which pauses, retry runs work

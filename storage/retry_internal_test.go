@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 var deadlock = &mysql.MySQLError{Number: erLockDeadlock, Message: "Deadlock found when trying to get lock"}

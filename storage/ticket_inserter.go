@@ -6,9 +6,9 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"countersvc/internal/batch"
-	"countersvc/internal/deadline"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/internal/batch"
+	"github.com/countersvc/countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 const (

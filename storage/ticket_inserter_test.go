@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 type ticketEnv struct {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"countersvc/counters"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 // erNoReferencedRow2 is a foreign key without its parent: the board of a

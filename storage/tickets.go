@@ -6,8 +6,8 @@ import (
 	"errors"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 const ticketColumns = "id, board_id, local_id, title, description, created_at"

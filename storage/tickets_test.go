@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 func TestBoardSlugIsUniqueWithinACompanyOnly(t *testing.T) {

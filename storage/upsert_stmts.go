@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // upsertSizes are the row counts of the prepared multi-counter upserts. An

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // VisitorStore keeps the visitors' daily salts and sketches (see

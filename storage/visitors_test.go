@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/storage"
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // visitorDay is the UTC day the visitor tests count on; markDay the same

@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/deadline"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // HookRecorder is the Recorder of threshold webhooks: inside the

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // HookStore keeps threshold webhooks (the webhook table of migration 008)

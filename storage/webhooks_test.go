@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // hooked is a store with the webhooks' recorder registered, as

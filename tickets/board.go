@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Limits of a board's and a ticket's text, in characters (runes).

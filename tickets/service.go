@@ -3,7 +3,7 @@ package tickets
 import (
 	"context"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Service is the boards-and-tickets domain as the HTTP layer sees it.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/internal/storetest"
-	"countersvc/internal/testenv"
-	"countersvc/storage"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/storetest"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 type fixture struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Ticket is one numbered ticket. LocalID is its number on the board, handed

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/counters"
-	"countersvc/tickets"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/tickets"
 )
 
 func TestNormalizeSlugUpperCasesThenChecksThePattern(t *testing.T) {

@@ -3,7 +3,7 @@ package visitors_test
 import (
 	"testing"
 
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 func TestBotsAreKnownCrawlersAndClientsWithoutAUserAgent(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/visitors"
+	"github.com/countersvc/countersvc/visitors"
 )
 
 // fixedSalts hands out one salt for every day.

@@ -28,7 +28,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 
-	"countersvc/internal/deadline"
+	"github.com/countersvc/countersvc/internal/deadline"
 )
 
 // Precision of the sketches: 2^16 registers, a standard error of 0.41%, so

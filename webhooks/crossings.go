@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Crossing is one threshold a change crossed, in one direction.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/counters"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 func TestCrossingsFollowTheContractsRule(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Direction is which way a counter must move through a threshold.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // outbox hands the relay one attempt and keeps the outcome: the relay's

@@ -9,7 +9,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // The secret a rotation replaced signs until its grace ends, and not at

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"countersvc/counters"
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Store keeps hooks and their deliveries (storage.HookStore).

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"countersvc/app/badge"
+	"github.com/countersvc/countersvc/app/badge"
 )
 
 // parsed is what a badge looks like to an XML reader.

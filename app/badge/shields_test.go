@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"countersvc/app/badge"
+	"github.com/countersvc/countersvc/app/badge"
 )
 
 // shieldsCase is one badge drawn by shields.io's badge-maker, from

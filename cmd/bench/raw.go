@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // The raw baselines talk to MySQL straight from Go, one statement (or one

@@ -3,7 +3,7 @@ package main
 import (
 	"cmp"
 
-	"countersvc/internal/stats"
+	"github.com/countersvc/countersvc/internal/stats"
 )
 
 // percentile is stats.Percentile: the element of xs at rank p (0 to 100)

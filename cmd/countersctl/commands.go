@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/client"
+	"github.com/countersvc/countersvc/client"
 )
 
 // groups are the first words of two-word commands.

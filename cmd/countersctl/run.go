@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/client"
+	"github.com/countersvc/countersvc/client"
 )
 
 // Exit statuses.

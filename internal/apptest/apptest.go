@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
-	"countersvc/internal/testenv"
-	"countersvc/internal/wire"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/wire"
 )
 
 // Env is one running service, built by internal/wire as main.go builds it.

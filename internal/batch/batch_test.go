@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/batch"
+	"github.com/countersvc/countersvc/internal/batch"
 )
 
 // gate is a run that records each batch's requests and holds the first

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/stats"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/stats"
 )
 
 // load drives processes of the service with increments of +1 and checks

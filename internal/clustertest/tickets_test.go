@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/apptest"
 )
 
 // ticketLoad creates tickets on one board through every process and reads

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 // oneEventPerCrossing runs three services, the ith on dsn(i, ...), each

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 func TestBadCoreSettingsFailWithOneLineNamingTheVariable(t *testing.T) {

@@ -3,15 +3,15 @@ package config
 import (
 	"time"
 
-	"countersvc/app"
-	"countersvc/cache"
-	"countersvc/coalesce"
-	"countersvc/counters"
-	"countersvc/hits"
-	"countersvc/live"
-	"countersvc/storage"
-	"countersvc/visitors"
-	"countersvc/webhooks"
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/coalesce"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
+	"github.com/countersvc/countersvc/live"
+	"github.com/countersvc/countersvc/storage"
+	"github.com/countersvc/countersvc/visitors"
+	"github.com/countersvc/countersvc/webhooks"
 )
 
 // Defaults is the configuration of an empty environment: what the service

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 // Every variable is in the configuration guide's table, with the default

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"countersvc/hits"
+	"github.com/countersvc/countersvc/hits"
 )
 
 // Hits is the page hits': their rules (package hits), their abuse limits

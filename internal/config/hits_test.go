@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/config"
 )
 
 func TestHitSettingsAreReadAndChecked(t *testing.T) {

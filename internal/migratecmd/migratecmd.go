@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 
-	"countersvc/internal/config"
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/storage"
 )
 
 const usage = `usage: countersvc migrate status | up | force N

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersvc/internal/readmetest"
+	"github.com/countersvc/countersvc/internal/readmetest"
 )
 
 const sample = "Intro\n\n" +

@@ -14,10 +14,10 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/readmetest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/readmetest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // root is the repository, where README.md and docs/ are.

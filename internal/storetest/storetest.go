@@ -7,7 +7,7 @@ import (
 	"context"
 	"testing"
 
-	"countersvc/storage"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // OpenStore opens the database of dsn (migrating it) and its counter store,

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // Writers increment and readers read a few counters through HTTP while Redis

@@ -11,11 +11,11 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"countersvc/cache"
-	"countersvc/internal/apptest"
-	"countersvc/internal/config"
-	"countersvc/internal/metrictest"
-	"countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/config"
+	"github.com/countersvc/countersvc/internal/metrictest"
+	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // Two processes of the service share MySQL and Redis, and both take
