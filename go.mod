@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	code.dny.dev/ssrf v0.3.0
+	github.com/countersvc/countersvc/client v0.1.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/caarlos0/env/v10 v10.0.0
@@ -51,3 +52,8 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// The client is a module of its own (client/go.mod: the standard library
+// only), tagged client/vX.Y.Z; the service and countersctl build on this
+// checkout's copy of it.
+replace github.com/countersvc/countersvc/client => ./client

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -93,12 +92,12 @@ func keyFlag(fs *flag.FlagSet) {
 	fs.String("idempotency-key", "", "send this Idempotency-Key: the same key within 24 hours applies the write once")
 }
 
-// keyed is e's context with the --idempotency-key, if one was given.
-func (e *env) keyed() context.Context {
+// keyed is the --idempotency-key as the call's option, if one was given.
+func (e *env) keyed() []client.CallOption {
 	if k := e.str("idempotency-key"); k != "" {
-		return client.WithIdempotencyKey(e.ctx, k)
+		return []client.CallOption{client.IdempotencyKey(k)}
 	}
-	return e.ctx
+	return nil
 }
 
 func inc(e *env) error {
@@ -109,7 +108,7 @@ func inc(e *env) error {
 			return err
 		}
 	}
-	v, err := e.c.Increment(e.keyed(), e.args[0], by)
+	v, err := e.c.Increment(e.ctx, e.args[0], by, e.keyed()...)
 	if err == nil {
 		e.print("%d", v)
 	}
@@ -148,7 +147,7 @@ func set(e *env) error {
 			*b.to = client.Limit(n)
 		}
 	}
-	ctr, _, err := e.c.Set(e.keyed(), e.args[0], v, opts)
+	ctr, _, err := e.c.Set(e.ctx, e.args[0], v, opts, e.keyed()...)
 	if err == nil {
 		e.print("%d", ctr.Value)
 	}
@@ -187,9 +186,15 @@ func reset(e *env) error {
 }
 
 func history(e *env) error {
-	opts := client.HistoryOptions{Step: e.str("step"), From: e.str("from"), To: e.str("to"), TZ: e.str("tz")}
-	var h client.History
+	opts := client.HistoryOptions{Step: client.HistoryStep(e.str("step")), TZ: e.str("tz")}
 	var err error
+	if opts.From, err = historyTime(e.str("from"), opts.TZ, "--from"); err != nil {
+		return err
+	}
+	if opts.To, err = historyTime(e.str("to"), opts.TZ, "--to"); err != nil {
+		return err
+	}
+	var h client.History
 	if e.str("prefix") == "true" {
 		h, err = e.c.PrefixHistory(e.ctx, e.args[0], opts)
 	} else {
@@ -202,6 +207,31 @@ func history(e *env) error {
 		e.print("%s\t%d", p.Start.Format(time.RFC3339), p.Count)
 	}
 	return nil
+}
+
+// historyTime reads --from or --to as the service reads from and to: an
+// RFC 3339 time, or YYYY-MM-DD or YYYY-MM, local midnight in the zone tz
+// (UTC when empty). "" is the zero time: the service's default.
+func historyTime(v, tz, flag string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	loc := time.UTC
+	if tz != "" {
+		var err error
+		if loc, err = time.LoadLocation(tz); err != nil {
+			return time.Time{}, usagef("--tz must be an IANA time zone, not %q", tz)
+		}
+	}
+	for _, layout := range []string{time.DateOnly, "2006-01"} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("%s must be an RFC 3339 time, YYYY-MM-DD or YYYY-MM, not %q", flag, v)
 }
 
 func watch(e *env) error {
@@ -256,7 +286,7 @@ func importLines(e *env) error {
 		r = f
 		opts.Gzip = isGzip(f)
 	}
-	rep, err := e.c.Import(e.keyed(), r, opts)
+	rep, err := e.c.Import(e.ctx, r, opts, e.keyed()...)
 	if err != nil {
 		var ae *client.Error
 		if errors.As(err, &ae) && ae.Report != nil && !e.json {

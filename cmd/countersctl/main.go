@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // --tz's zones for --from and --to, on a machine without a zone database (the Docker image)
 )
 
 func main() {
