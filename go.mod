@@ -4,10 +4,10 @@ go 1.26.0
 
 require (
 	code.dny.dev/ssrf v0.3.0
-	github.com/countersvc/countersvc/client v0.1.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/caarlos0/env/v10 v10.0.0
+	github.com/countersvc/countersvc/client v0.1.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/gofiber/fiber/v2 v2.52.15
@@ -15,6 +15,8 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/valyala/fasthttp v1.51.0
 	github.com/x-way/crawlerdetect v0.2.31
@@ -32,6 +34,7 @@ require (
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/kr/pretty v0.3.1 // indirect

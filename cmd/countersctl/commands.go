@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/countersvc/countersvc/client"
 )
-
-// groups are the first words of two-word commands.
-var groups = map[string]bool{"keys": true, "boards": true, "tickets": true, "webhooks": true}
 
 var commands = []command{
 	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value",
@@ -23,7 +21,7 @@ var commands = []command{
 	{words: "get", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value", run: get},
 	{words: "ready", about: "exit 0 when the service is ready to serve (GET /readyz), 1 when not: a health check", run: ready},
 	{words: "set", args: "NAME VALUE", minArgs: 2, maxArgs: 2, about: "set the value; --min/--max N set a bound, none removes it",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("min", "", "the lowest value allowed (none: unbounded)")
 			fs.String("max", "", "the highest value allowed (none: unbounded)")
 			fs.Bool("create-only", false, "fail with conflict when the counter exists")
@@ -33,7 +31,7 @@ var commands = []command{
 	{words: "ls", args: "[PREFIX]", maxArgs: 1, about: "print NAME<TAB>VALUE for every counter (every page)", run: ls},
 	{words: "reset", args: "PREFIX [VALUE]", minArgs: 1, maxArgs: 2, about: "set every counter under PREFIX to VALUE (default 0); print how many", run: reset},
 	{words: "history", args: "NAME", minArgs: 1, maxArgs: 1, about: "print START<TAB>COUNT per period",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("step", "", "hour, day (default) or month")
 			fs.String("from", "", "the first period: RFC 3339, YYYY-MM-DD or YYYY-MM")
 			fs.String("to", "", "the end of the range (not included)")
@@ -43,13 +41,13 @@ var commands = []command{
 	{words: "watch", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value, then a line per new value, until interrupted", run: watch, unbounded: true},
 	{words: "export", args: "[PREFIX]", maxArgs: 1, about: "print every counter under PREFIX as JSON lines", run: export},
 	{words: "import", args: "FILE", minArgs: 1, maxArgs: 1, about: "import JSON lines (FILE, or - for stdin; .gz is gunzipped by the service); print the report",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("mode", "create", "create (skip existing counters) or overwrite")
 			fs.Bool("atomic", false, "all lines or none")
 			keyFlag(fs)
 		}, run: importLines},
 	{words: "keys create", about: "make an API key and print its secret (shown only once)",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("name", "", "what the key is for (required)")
 			fs.String("scopes", "", "read,write,admin (required)")
 			fs.String("prefixes", "", "the counter names it may touch, by prefix, comma-separated")
@@ -59,16 +57,18 @@ var commands = []command{
 	{words: "keys ls", about: "print ID<TAB>NAME<TAB>SCOPES<TAB>PREFIXES per key", run: keysList},
 	{words: "keys rm", args: "ID", minArgs: 1, maxArgs: 1, about: "revoke the key", run: keysRemove},
 	{words: "boards create", args: "SLUG TITLE", minArgs: 2, maxArgs: 2, about: "make a board of --company and print ID<TAB>SLUG",
-		flags: func(fs *flag.FlagSet) { fs.Int64("company", 0, "the company's id (required)") }, run: boardsCreate},
+		flags: func(fs *pflag.FlagSet) { fs.Int64("company", 0, "the company's id (required)") }, run: boardsCreate},
 	{words: "boards get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>SLUG<TAB>TITLE", run: boardsGet},
 	{words: "tickets create", args: "BOARD TITLE", minArgs: 2, maxArgs: 2, about: "number a new ticket of board id BOARD and print its key",
-		flags: func(fs *flag.FlagSet) { fs.String("description", "", "the ticket's description") }, run: ticketsCreate},
+		flags: func(fs *pflag.FlagSet) { fs.String("description", "", "the ticket's description") }, run: ticketsCreate},
 	{words: "tickets ls", args: "BOARD", minArgs: 1, maxArgs: 1, about: "print KEY<TAB>TITLE for every ticket of the board", run: ticketsList},
 	{words: "tickets get", args: "BOARD NUMBER | KEY", minArgs: 1, maxArgs: 2, about: "print KEY<TAB>TITLE of a ticket, by its board and number, or by --company and its key (NINJA-7)",
-		flags: func(fs *flag.FlagSet) { fs.Int64("company", 0, "find the ticket by its key (NINJA-7) in this company") }, run: ticketsGet},
+		flags: func(fs *pflag.FlagSet) {
+			fs.Int64("company", 0, "find the ticket by its key (NINJA-7) in this company")
+		}, run: ticketsGet},
 	{words: "tickets rm", args: "BOARD NUMBER", minArgs: 2, maxArgs: 2, about: "delete the ticket (its number stays used)", run: ticketsRemove},
 	{words: "webhooks create", about: "make a webhook and print its secret (shown only once)",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("endpoint", "", "the URL to call (--url is the service's)")
 			fs.String("name", "", "the counter to watch, or")
 			fs.String("prefix", "", "every counter under a prefix")
@@ -80,7 +80,7 @@ var commands = []command{
 	{words: "webhooks get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled", run: webhooksGet},
 	{words: "webhooks rm", args: "ID", minArgs: 1, maxArgs: 1, about: "delete the webhook", run: webhooksRemove},
 	{words: "webhooks deliveries", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>STATUS<TAB>ATTEMPTS per delivery, newest first",
-		flags: func(fs *flag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
+		flags: func(fs *pflag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
 	{words: "webhooks enable", args: "ID", minArgs: 1, maxArgs: 1, about: "make a disabled webhook deliver again", run: webhooksEnable},
 	{words: "webhooks rotate", args: "ID", minArgs: 1, maxArgs: 1,
 		about: "give the webhook a new secret and print it (shown only once); the old one signs too for a day", run: webhooksRotate},
@@ -88,7 +88,7 @@ var commands = []command{
 
 // keyFlag lets a script that retries a write itself (after a timeout, or
 // a restart) name the write, so that the service applies it once.
-func keyFlag(fs *flag.FlagSet) {
+func keyFlag(fs *pflag.FlagSet) {
 	fs.String("idempotency-key", "", "send this Idempotency-Key: the same key within 24 hours applies the write once")
 }
 
