@@ -285,9 +285,18 @@ func isNumber(a string) bool {
 	return err == nil
 }
 
-// version is the module's version as the go command stamped it (the tag,
-// for go install ...@vX.Y.Z), and the commit of a build from a checkout.
+// stamp is the version a build names itself with -ldflags "-X
+// main.stamp=...": scripts/run gives git describe's. The go command stamps
+// no commit into a build of a workspace (go.work).
+var stamp string
+
+// version is stamp, else the module's version as the go command stamped it
+// (the tag, for go install ...@vX.Y.Z) and the commit of a build from a
+// checkout.
 func version() string {
+	if stamp != "" {
+		return stamp
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
