@@ -4,7 +4,9 @@
 # keeps to its own Go (GOTOOLCHAIN=local).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
-COPY go.mod go.sum ./
+COPY go.mod go.sum go.work ./
+# The client is a module of its own, which go.mod replaces with ./client.
+COPY client/go.mod client/
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/countersvc . && \

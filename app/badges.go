@@ -127,11 +127,12 @@ func (b badgeQuery) write(c *fiber.Ctx) error {
 
 // errorBadges are the words a badge shows for an error, by code.
 var errorBadges = map[string]string{
-	counters.EINVALID:     "invalid",
-	counters.EPERMISSION:  "forbidden",
-	counters.ENOTFOUND:    "not found",
-	counters.ERATELIMITED: "rate limited",
-	counters.EUNAVAILABLE: "unavailable",
+	counters.EINVALID:         "invalid",
+	counters.EUNAUTHENTICATED: "unauthenticated",
+	counters.EPERMISSION:      "forbidden",
+	counters.ENOTFOUND:        "not found",
+	counters.ERATELIMITED:     "rate limited",
+	counters.EUNAVAILABLE:     "unavailable",
 }
 
 // badgeError is an error of a badge request from an image client: the

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"io"
 	"math"
+	"mime"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +38,11 @@ import (
 //     Content-Length set to 0 so that fasthttp reads none of it, and its
 //     connection closed after the answer; readBody then answers 413.
 //
+// A connection closed with a body still arriving is reset by the kernel,
+// and a client still sending then reads the reset, not the 413 (1 MiB
+// uploads met resets). So readBody ends such a connection with
+// closeAfterAnswer: the answer, then the rest of the body read and dropped.
+//
 // And before routing, readBody reads every body but an import's, up to the
 // limit, into the request, where handlers find it as before.
 
@@ -64,17 +72,20 @@ func streamBodies(app *fiber.App, limit int, importTimeout time.Duration) {
 			h.Set(headerOversized, "1")
 			h.SetContentLength(0)
 			h.SetConnectionClose()
+			// No "100 Continue": a client that waits for it before
+			// sending reads the 413 instead and sends nothing.
+			h.Del(fiber.HeaderExpect)
 		}
 		return fasthttp.RequestConfig{}
 	}
 }
 
-// drainLimit is how much of an import's body is read and dropped when its
-// handler did not read it to the end (a refusal before the body, MySQL
-// failing mid-import), and drainTime how long that may take: a body left
-// in the socket turns the connection's close into a reset, which reaches
-// a client still sending as a broken pipe instead of the answer. Reading
-// and dropping is cheap next to the import the client meant to send.
+// drainLimit is how much of a body is read and dropped when it was not
+// read to the end (a 413, an import refused before its body or cut short
+// by MySQL failing mid-import), and drainTime how long that may take: a
+// body left in the socket turns the connection's close into a reset, which
+// reaches a client still sending as a broken pipe instead of the answer.
+// Reading and dropping is cheap next to the body the client meant to send.
 const (
 	drainLimit = 256 << 20
 	drainTime  = 5 * time.Second
@@ -86,6 +97,7 @@ func readBody(limit int) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
 		if len(req.Header.Peek(headerOversized)) > 0 {
+			closeAfterAnswer(c)
 			return fiber.ErrRequestEntityTooLarge
 		}
 		stream := c.Context().RequestBodyStream()
@@ -105,7 +117,15 @@ func readBody(limit int) fiber.Handler {
 		}
 		encoded := len(req.Header.Peek(fiber.HeaderContentEncoding)) > 0
 		if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
-			return c.Next() // nothing to read (most increments)
+			// Nothing to read (most increments), or fasthttp read it all.
+			n := 0
+			if stream == nil {
+				n = len(req.Body())
+			}
+			if err := checkMediaType(c, n); err != nil {
+				return err
+			}
+			return c.Next()
 		}
 		var body io.Reader = stream
 		if stream == nil {
@@ -115,7 +135,7 @@ func readBody(limit int) fiber.Handler {
 		// gigabytes, which Fiber's c.Body() would unzip whole.
 		body, closeBody, err := decodeBody(c, body)
 		if err != nil {
-			c.Response().Header.SetConnectionClose()
+			closeAfterAnswer(c)
 			return err
 		}
 		defer closeBody()
@@ -124,20 +144,69 @@ func readBody(limit int) fiber.Handler {
 		buf.Reset()
 		n, err := buf.ReadFrom(io.LimitReader(body, int64(limit)+1))
 		if err != nil {
-			c.Response().Header.SetConnectionClose()
+			closeAfterAnswer(c)
 			if encoded {
 				return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body is cut short or its gzip stream is corrupt.")
 			}
 			return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body could not be read to its end.")
 		}
 		if n > int64(limit) {
-			c.Response().Header.SetConnectionClose()
+			closeAfterAnswer(c)
 			return fiber.ErrRequestEntityTooLarge
+		}
+		if err := checkMediaType(c, buf.Len()); err != nil {
+			return err
 		}
 		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
 		req.Header.Del(fiber.HeaderContentEncoding)
 		return c.Next()
 	}
+}
+
+// checkMediaType refuses a body of n bytes whose Content-Type is neither
+// JSON nor absent: 415 unsupported_media_type (openapi.yaml). JSON is
+// application/json and any application/*+json, with any parameters. An
+// import, whose body has its own types, never comes here.
+func checkMediaType(c *fiber.Ctx, n int) error {
+	ct := c.Get(fiber.HeaderContentType)
+	if n == 0 || ct == "" {
+		return nil
+	}
+	if t, _, err := mime.ParseMediaType(ct); err == nil && (t == fiber.MIMEApplicationJSON || strings.HasPrefix(t, "application/") && strings.HasSuffix(t, "+json")) {
+		return nil
+	}
+	return counters.Errorf(codeUnsupportedMediaType, "The request body must be JSON, sent with Content-Type: application/json (curl: --json) or none, not %q; nothing was changed.", ct)
+}
+
+// closeAfterAnswer makes the answer the connection's last, written by the
+// connection's own goroutine (a hijack) so that it can then linger as web
+// servers do (Apache's lingering close, net/http's closeWriteAndWait):
+// after the answer it closes its writing side, so that the client reads
+// the answer's end, and reads and drops what the client still sends, at
+// most drainLimit bytes for at most drainTime, before the close. A close
+// with the body still arriving would be a reset, which discards the
+// answer from the client's socket before it read it. The answer itself is
+// set as usual, by the handlers and the error handler.
+func closeAfterAnswer(c *fiber.Ctx) {
+	rc := c.Context()
+	rc.Response.SetConnectionClose()
+	rc.HijackSetNoResponse(true)
+	rc.Hijack(func(conn net.Conn) {
+		conn.SetWriteDeadline(time.Now().Add(drainTime))
+		w := bufio.NewWriter(conn)
+		if rc.Response.Write(w) != nil || w.Flush() != nil {
+			return
+		}
+		raw := conn
+		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok { // fasthttp's hijacked connection
+			raw = u.UnsafeConn()
+		}
+		if tcp, ok := raw.(interface{ CloseWrite() error }); ok {
+			tcp.CloseWrite()
+		}
+		conn.SetReadDeadline(time.Now().Add(drainTime))
+		io.CopyN(io.Discard, conn, drainLimit)
+	})
 }
 
 // streamedBody is the body of a request that streams it (an import), as its

@@ -141,10 +141,10 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 		status       int
 		code, allow  string
 	}{
-		{"PATCH", "/v1/counters/a", 405, "invalid_argument", "GET, HEAD, PUT, DELETE"},
-		{"GET", "/v1/counters/a/increment", 405, "invalid_argument", "POST"},
-		{"DELETE", "/v1/counters", 405, "invalid_argument", "GET, HEAD"},
-		{"POST", "/healthz", 405, "invalid_argument", "GET, HEAD"},
+		{"PATCH", "/v1/counters/a", 405, "method_not_allowed", "GET, HEAD, PUT, DELETE"},
+		{"GET", "/v1/counters/a/increment", 405, "method_not_allowed", "POST"},
+		{"DELETE", "/v1/counters", 405, "method_not_allowed", "GET, HEAD"},
+		{"POST", "/healthz", 405, "method_not_allowed", "GET, HEAD"},
 		{"GET", "/v1/nothing-here", 404, "not_found", ""},
 		{"FOO", "/v1/counters/a", 501, "invalid_argument", ""},
 		{"PROPFIND", "/v1/nothing-here", 501, "invalid_argument", ""},
@@ -281,27 +281,11 @@ func announceBody(t *testing.T, e *apptest.Env, path string, n int) apptest.Resp
 // value") of its own.
 func announceBodyTo(t *testing.T, e *apptest.Env, method, path string, n int, headers ...string) apptest.Response {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, path, n)
+	req := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, path, n)
 	for _, h := range headers {
-		fmt.Fprintf(conn, "%s\r\n", h)
+		req += h + "\r\n"
 	}
-	fmt.Fprint(conn, "\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apptest.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	return rawRequest(t, e, req+"\r\n")
 }
 
 // A JSON endpoint's body may come gzipped, and the body limit holds for it
@@ -329,5 +313,107 @@ func TestGzippedBodiesKeepTheBodyLimit(t *testing.T) {
 	}
 	if r := e.Do(t, "GET", "/v1/counters/zipped", ""); !strings.Contains(string(r.Body), `"value":2`) {
 		t.Errorf("after one gzipped increment by 2 and refusals: %s", r.Body)
+	}
+}
+
+// rawRequest sends req, a whole HTTP/1.1 request as written on the wire,
+// and reads the answer.
+func rawRequest(t *testing.T, e *apptest.Env, req string) apptest.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apptest.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+}
+
+// A body is JSON by its Content-Type, or has none: any other type is 415
+// unsupported_media_type and changes nothing (curl -d sends a form's
+// type: curl --json sends JSON's). A request without a body may say any
+// type; an import has types of its own.
+func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"JSON", "application/json", `{"by": 1}`, 200},
+		{"JSON with a charset", "application/json; charset=utf-8", `{"by": 1}`, 200},
+		{"JSON in capitals", "Application/JSON", `{"by": 1}`, 200},
+		{"a +json type", "application/merge-patch+json", `{"by": 1}`, 200},
+		{"no type", "", `{"by": 1}`, 200},
+		{"no body, any type", "text/plain", "", 200},
+		{"a form (curl -d)", "application/x-www-form-urlencoded", `{"by": 1}`, 415},
+		{"plain text", "text/plain", `{"by": 1}`, 415},
+		{"a type that is not one", "json", `{"by": 1}`, 415},
+		{"text that says json", "text/json+xml", `{"by": 1}`, 415},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head := "POST /v1/counters/typed/increment HTTP/1.1\r\nHost: test\r\n"
+			if tc.contentType != "" {
+				head += "Content-Type: " + tc.contentType + "\r\n"
+			}
+			before := e.Stored(t, "typed")
+			r := rawRequest(t, e, head+fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(tc.body), tc.body))
+			if r.Status != tc.status {
+				t.Fatalf("got %d %s, want %d", r.Status, r.Body, tc.status)
+			}
+			if tc.status == 415 {
+				if r.ErrorCode() != "unsupported_media_type" {
+					t.Errorf("code %s, want unsupported_media_type", r.Body)
+				}
+				if after := e.Stored(t, "typed"); after != before {
+					t.Errorf("a refused request changed the counter from %d to %d", before, after)
+				}
+			}
+		})
+	}
+	ndjson := "{\"name\": \"typed/imported\", \"value\": 3}\n"
+	r := rawRequest(t, e, fmt.Sprintf("POST /v1/import HTTP/1.1\r\nHost: test\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n\r\n%s", len(ndjson), ndjson))
+	if r.Status != 200 {
+		t.Errorf("an import of application/x-ndjson: %d %s", r.Status, r.Body)
+	}
+}
+
+// A request line whose target has a raw space or control character is
+// 400 invalid_argument (RFC 9112 allows none there) and counts nothing:
+// the space is not taken into the counter's name.
+func TestRawSpacesInTheRequestTargetAre400(t *testing.T) {
+	e := apptest.New(t)
+	for _, tc := range []struct{ name, target string }{
+		{"a space", "/v1/counters/bad name/increment"},
+		{"a tab", "/v1/counters/bad\tname/increment"},
+		{"a control character", "/v1/counters/bad\x01name/increment"},
+		{"DEL", "/v1/counters/bad\x7fname/increment"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rawRequest(t, e, "POST "+tc.target+" HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
+			if r.Status != 400 || r.ErrorCode() != "invalid_argument" {
+				t.Fatalf("got %d %s, want 400 invalid_argument", r.Status, r.Body)
+			}
+			if r.Header.Get("X-Request-ID") == "" {
+				t.Error("no X-Request-ID")
+			}
+		})
+	}
+	if r := e.Do(t, "GET", "/v1/counters?prefix=bad", ""); !strings.Contains(string(r.Body), `"counters":[]`) {
+		t.Errorf("a refused request made a counter: %s", r.Body)
+	}
+	if r := e.Do(t, "POST", "/v1/counters/bad%20name/increment", ""); r.Status != 200 {
+		t.Errorf("the percent-encoded name: %d %s", r.Status, r.Body)
 	}
 }

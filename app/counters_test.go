@@ -68,7 +68,7 @@ func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {
 		{"GET", "/v1/counters?limit=1", "", nil, 200, `"next_after":"a"`},
 		{"GET", "/v1/counters?after=c", "", nil, 200, `"next_after":null`},
 		{"GET", "/v1/nothing", "", nil, 404, "not_found"},
-		{"PATCH", "/v1/counters/a", "", nil, 405, "invalid_argument"}, // issue #15: 405 with Allow, was 404
+		{"PATCH", "/v1/counters/a", "", nil, 405, "method_not_allowed"}, // issue #15: 405 with Allow, was 404; its own code since #31
 	}
 	for i, st := range steps {
 		r := e.Do(t, st.method, st.path, st.body, st.headers...)

@@ -9,8 +9,16 @@ import (
 	"github.com/countersvc/countersvc/counters"
 )
 
+// Codes that only the HTTP layer answers: no domain operation returns them.
+const (
+	codeMethodNotAllowed     = "method_not_allowed"     // 405, with Allow
+	codeUnsupportedMediaType = "unsupported_media_type" // 415
+)
+
 // statusOf is the one place where error codes become HTTP statuses.
 var statusOf = map[string]int{
+	codeMethodNotAllowed:      fiber.StatusMethodNotAllowed,
+	codeUnsupportedMediaType:  fiber.StatusUnsupportedMediaType,
 	counters.EINVALID:         fiber.StatusBadRequest,
 	counters.EUNAUTHENTICATED: fiber.StatusUnauthorized,
 	counters.EPERMISSION:      fiber.StatusForbidden,
@@ -28,11 +36,11 @@ var statusOf = map[string]int{
 var codeOfStatus = map[int]string{
 	fiber.StatusBadRequest:                  counters.EINVALID,
 	fiber.StatusNotFound:                    counters.ENOTFOUND,
-	fiber.StatusMethodNotAllowed:            counters.EINVALID,
+	fiber.StatusMethodNotAllowed:            codeMethodNotAllowed,
 	fiber.StatusNotImplemented:              counters.EINVALID,
 	fiber.StatusRequestEntityTooLarge:       counters.ETOOLARGE,
 	fiber.StatusRequestHeaderFieldsTooLarge: counters.ETOOLARGE,
-	fiber.StatusUnsupportedMediaType:        counters.EINVALID,
+	fiber.StatusUnsupportedMediaType:        codeUnsupportedMediaType,
 	fiber.StatusTooManyRequests:             counters.ERATELIMITED,
 	fiber.StatusServiceUnavailable:          counters.EUNAVAILABLE,
 }
@@ -93,13 +101,12 @@ func setRetryAfter(c *fiber.Ctx) {
 	}
 }
 
-// methodStatus keeps Fiber's answers about the request's method: 405 (the
-// path exists, the method does not; Fiber lists the others in Allow) and
-// 501 (a method the service does not know, RFC 9110 15.6.2). The contract
-// has no code of its own for them: the body says invalid_argument.
+// methodStatus keeps Fiber's answer about a method the service does not
+// know: 501 (RFC 9110 15.6.2). The contract has no code of its own for it:
+// the body says invalid_argument. (A 405 has its own code.)
 func methodStatus(err error) (int, bool) {
 	var fe *fiber.Error
-	if errors.As(err, &fe) && (fe.Code == fiber.StatusMethodNotAllowed || fe.Code == fiber.StatusNotImplemented) {
+	if errors.As(err, &fe) && fe.Code == fiber.StatusNotImplemented {
 		return fe.Code, true
 	}
 	return 0, false

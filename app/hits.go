@@ -50,12 +50,18 @@ func (h *hitHandlers) credentials(c *fiber.Ctx) error {
 func privately(c *fiber.Ctx) bool { return keys.FromContext(c.UserContext()) != nil }
 
 // readableName is the :name of a read-only badge: a public name, or any
-// name for an authenticated request, whose read keys checks (read).
+// name for an authenticated request, whose read keys checks (read). A
+// private name without credentials is 401, as any read that needs a token
+// and has none (openapi.yaml), not the 403 of a hit on a private name.
 func (h *hitHandlers) readableName(c *fiber.Ctx) (string, error) {
 	if privately(c) {
 		return pathName(c, "name")
 	}
-	return h.publicName(c)
+	name, err := h.publicName(c)
+	if counters.ErrorCode(err) == counters.EPERMISSION {
+		return "", counters.Errorf(counters.EUNAUTHENTICATED, "Only names under the public prefixes can be read without a token; send Authorization: Bearer with a token that may read this one.")
+	}
+	return name, err
 }
 
 // publicName is the :name of a public endpoint, refused unless it is under

@@ -218,17 +218,26 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 		env.Do(t, "PUT", "/v1/counters/"+url.PathEscape(tc.name), `{"value": 7}`)
 		before := env.Stored(t, tc.name) // reserved names cannot be PUT: -1
 		esc := url.PathEscape(tc.name)
-		for _, path := range []string{"/v1/hits/" + esc, "/v1/hits/" + esc + "/badge.svg", "/v1/counters/" + esc + "/badge.svg"} {
-			res := env.Do(t, "GET", path, "")
-			want := 403
+		// A hit on a private name is 403; a read-only badge of one is a
+		// read without the token it needs: 401.
+		for _, x := range []struct {
+			path string
+			want int
+			code string
+		}{
+			{"/v1/hits/" + esc, 403, "permission_denied"},
+			{"/v1/hits/" + esc + "/badge.svg", 403, "permission_denied"},
+			{"/v1/counters/" + esc + "/badge.svg", 401, "unauthenticated"},
+		} {
+			res := env.Do(t, "GET", x.path, "")
 			if tc.public {
-				want = 200
+				x.want, x.code = 200, ""
 			}
-			if res.Status != want {
-				t.Errorf("prefixes %q, %s: status %d, want %d; body %s", tc.prefixes, path, res.Status, want, res.Body)
+			if res.Status != x.want {
+				t.Errorf("prefixes %q, %s: status %d, want %d; body %s", tc.prefixes, x.path, res.Status, x.want, res.Body)
 			}
-			if want == 403 && res.ErrorCode() != "permission_denied" {
-				t.Errorf("%s: code %q, want permission_denied", path, res.ErrorCode())
+			if x.code != "" && res.ErrorCode() != x.code {
+				t.Errorf("%s: code %q, want %s", x.path, res.ErrorCode(), x.code)
 			}
 		}
 		if !tc.public {

@@ -17,12 +17,11 @@ import (
 	"github.com/countersvc/countersvc/live"
 )
 
-// DefaultHeartbeat is how often an idle stream sends a comment:
-// docs/live-updates.md promises one at least every 15 seconds, so that
-// proxies keep idle streams open, and it is also how a stream learns that its client went away: a
-// writer hears of a gone client only when a write fails (fasthttp #993,
-// #771), so without it a dropped stream would hold its goroutines until
-// its counter next changed.
+// DefaultHeartbeat is how often an idle stream sends a comment: the
+// contract (openapi.yaml, docs/live-updates.md) promises one at least every
+// 15 seconds, so that proxies keep idle streams open. A client that went
+// away is not found by it (see watchPeer) but one that stopped reading is:
+// the heartbeat's write then fails past the write deadline.
 const DefaultHeartbeat = 15 * time.Second
 
 // liveRetry is the reconnection delay the streams suggest (retry:), in
@@ -30,7 +29,7 @@ const DefaultHeartbeat = 15 * time.Second
 // audience reconnecting to a restarted process is spread out.
 const liveRetry = 2000
 
-// liveHandlers serves the streams of docs/live-updates.md (openapi.yaml: the /events operations). The rules
+// liveHandlers serves the streams of docs/live-updates.md. The rules
 // (what is sent, when, the caps) are package live's; these handlers read
 // the request, write the events and keep the connection alive.
 type liveHandlers struct {
@@ -142,6 +141,13 @@ func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Requ
 // starts or the hub closes.
 func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Stream) {
 	defer s.Close()
+	gone := watchPeer(conn)
+	defer func() {
+		// fasthttp releases the connection's reader to its pool once
+		// serve returns: the watcher must have stopped reading by then.
+		conn.SetReadDeadline(time.Now())
+		<-gone
+	}()
 	cw := &chunked{conn: conn}
 	w := bufio.NewWriterSize(cw, 1024)
 	// The write deadline moves at each heartbeat, not at each write (a
@@ -159,6 +165,11 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 		return
 	}
 	defer func() { // the last chunk, so that the client sees an end, not a cut
+		select {
+		case <-gone: // nobody to tell
+			return
+		default:
+		}
 		conn.SetWriteDeadline(time.Now().Add(time.Second))
 		conn.Write([]byte("0\r\n\r\n"))
 	}()
@@ -172,10 +183,12 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 			return
 		case <-s.Done():
 			return
+		case <-gone:
+			return
 		case <-beat.C:
-			// Every heartbeat, events or not: docs/live-updates.md promises a comment
-			// at least every 15 s. It is also how a gone client is found:
-			// its write fails.
+			// Every heartbeat, events or not: the contract promises a
+			// comment at least every 15 s. It is also how a client that
+			// stopped reading is found: its write fails.
 			extend()
 			w.WriteString(":\n\n")
 			if w.Flush() != nil {
@@ -195,6 +208,9 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 			case <-s.Done():
 				t.Stop()
 				return
+			case <-gone:
+				t.Stop()
+				return
 			case <-t.C:
 			}
 		}
@@ -206,6 +222,34 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 		}
 		last = time.Now()
 	}
+}
+
+// watchPeer reads conn until the client closes it, and then closes the
+// channel it returned. A writer hears of a gone client only when a write
+// fails (fasthttp #993, #771), and the first write after the client's FIN
+// still succeeds (the kernel answers it with a reset): a stream whose
+// client had gone held its place under the per-address cap for up to two
+// heartbeats (30 s), so a dashboard reloaded a few times was refused 429
+// and the open-streams gauge overstated. A client sends nothing after
+// its request on an event stream, so a read that returns is its FIN (EOF),
+// its reset, or bytes it should not have sent (dropped, read on): the
+// read is what net/http's background read does to cancel a request's
+// context at once. It costs a goroutine parked in the runtime's poller
+// and a small buffer per stream; a poll for POLLRDHUP would need its own
+// poller beside the runtime's. The caller stops it with a read deadline
+// in the past and waits for the channel.
+func watchPeer(conn net.Conn) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		var buf [64]byte
+		for {
+			if _, err := conn.Read(buf[:]); err != nil {
+				return
+			}
+		}
+	}()
+	return gone
 }
 
 // chunked writes each flush of the stream's buffer as one HTTP/1.1 chunk,
@@ -226,7 +270,7 @@ func (c *chunked) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeEvent writes one event of the shapes docs/live-updates.md gives. It allocates nothing: a
+// writeEvent writes one event of openapi.yaml's shapes. It allocates nothing: a
 // hot counter's event is written by every stream that watches it. Names
 // are valid counter names, without control characters, so the data is one
 // line and only quotes and backslashes need escaping in its JSON.

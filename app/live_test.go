@@ -234,7 +234,7 @@ func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
 }
 
 // A thousand streams opened and dropped by their clients leave no
-// goroutine behind: the heartbeat finds each gone client.
+// goroutine behind: each stream hears its client close.
 func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
 	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2000 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fg", `{"value": 1}`)
@@ -446,4 +446,45 @@ func TestAClientThatStopsReadingIsDropped(t *testing.T) {
 			t.Fatalf("batch: %d %s", r.Status, r.Body)
 		}
 	}
+}
+
+// A dashboard reloaded 100 times in 10 seconds from one address is never
+// refused, though the cap is 100 streams an address and the heartbeat (15
+// s) never comes: each stream is released as soon as its client closes
+// it, and the open-streams gauge equals the streams still open within a
+// second of the last close.
+func TestReloadedDashboardIsNeverRefusedAndTheGaugeFollows(t *testing.T) {
+	e := apptest.New(t) // the defaults: 100 streams an address, a heartbeat every 15 s
+	e.Do(t, "PUT", "/v1/counters/live%2Fdash", `{"value": 1}`)
+	gauge := func() string {
+		for _, line := range strings.Split(string(e.Do(t, "GET", "/metrics", "").Body), "\n") {
+			if v, ok := strings.CutPrefix(line, "counters_live_streams "); ok {
+				return v
+			}
+		}
+		return "(none)"
+	}
+	kept := apptest.OpenStream(t, e.URL+"/v1/events?prefix=live%2F") // a tab left open
+	for _, path := range []string{"/v1/counters/live%2Fdash/events", "/v1/hits/hits%2Fdash/events"} {
+		start := time.Now()
+		for i := range 100 {
+			s, status, body := apptest.TryStream(t, e.URL+path)
+			if status != 200 {
+				t.Fatalf("%s: reload %d after %v: %d %s", path, i+1, time.Since(start), status, body)
+			}
+			s.Next(t, 2*time.Second)
+			s.Close()
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: 100 reloads took %v, want them within 10 s", path, d)
+		}
+		deadline := time.Now().Add(time.Second)
+		for gauge() != "1" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: counters_live_streams %s a second after the last close, want 1 (the tab left open)", path, gauge())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	kept.Close()
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/countersvc/countersvc/counters"
 )
 
 // unmatched is the route label of a request that matched no route.
@@ -76,23 +78,49 @@ func methodLabel(method string) string {
 	return "OTHER"
 }
 
-// rejectUnknownMethods answers a method Fiber does not know (FOO, PROPFIND)
-// in the contract's JSON error shape: Fiber itself answers those in plain
-// text, before any middleware or error handler runs.
-func rejectUnknownMethods(app *fiber.App) {
+// rejectMalformedRequestLines answers, in the contract's JSON error shape
+// and before any middleware runs, two request lines that Fiber would
+// mishandle:
+//   - a method Fiber does not know (FOO, PROPFIND): 501. Fiber itself
+//     answers those in plain text, before any middleware or error handler.
+//   - a request target with a raw space or control character
+//     ("POST /v1/counters/bad name/increment HTTP/1.1"): 400. RFC 9112 3.2
+//     allows none, but fasthttp takes everything up to the line's last
+//     space as the target, and the space became part of a counter's name.
+func rejectMalformedRequestLines(app *fiber.App) {
 	srv := app.Server()
 	next := srv.Handler
 	srv.Handler = func(rc *fasthttp.RequestCtx) {
-		if slices.Contains(fiber.DefaultMethods, string(rc.Method())) {
+		known := slices.Contains(fiber.DefaultMethods, string(rc.Method()))
+		target := validTarget(rc.Request.Header.RequestURI())
+		if known && target {
 			next(rc)
 			return
 		}
 		c := app.AcquireCtx(rc)
 		defer app.ReleaseCtx(c)
-		if err := app.ErrorHandler(c, fiber.ErrNotImplemented); err != nil {
+		var err error = fiber.ErrNotImplemented
+		if known {
+			if rc.Request.Header.ContentLength() != 0 {
+				closeAfterAnswer(c) // its body is never read
+			}
+			err = counters.Errorf(counters.EINVALID, "The request line's target has a raw space or control character: percent-encode it (a space is %%20).")
+		}
+		if err := app.ErrorHandler(c, err); err != nil {
 			c.Status(fiber.StatusInternalServerError)
 		}
 	}
+}
+
+// validTarget reports whether a request target has no byte that RFC 9112
+// forbids there unencoded: spaces, control characters and DEL.
+func validTarget(uri []byte) bool {
+	for _, b := range uri {
+		if b <= ' ' || b == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func logPanic(log *slog.Logger) func(*fiber.Ctx, any) {

@@ -305,6 +305,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	h := "/v1/webhooks/" + strconv.FormatInt(hook.ID, 10)
 	spareH := "/v1/webhooks/" + strconv.FormatInt(spareHook.ID, 10)
 	const ndjson = "Content-Type: application/x-ndjson"
+	const textPlain = "Content-Type: text/plain"
 	spareKey := "/v1/keys/" + strconv.FormatInt(spare.ID, 10)
 
 	// One request per operation that succeeds: replayed without a token
@@ -521,6 +522,15 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: b + "/tickets", announce: 70 << 10, status: 413},
 		{method: "POST", path: "/v1/keys", announce: 70 << 10, status: 413},
 		{method: "POST", path: "/v1/webhooks", announce: 70 << 10, status: 413},
+		// 415 unsupported_media_type: a body that is not JSON by its type
+		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 1}`, headers: []string{textPlain}, status: 415},
+		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "a", "value": 0}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/counters/batch", body: batchBody(item("a", 1)), headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/boards", body: `{"company_id": 1, "slug": "X", "title": "X"}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: b + "/tickets", body: `{"title": "X"}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"]}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/webhooks", body: `{"url": "https://93.184.215.14/x", "prefix": "x/", "every": 1}`, headers: []string{textPlain}, status: 415},
 		// 422 out_of_range (the reset of every counter above set them to 0)
 		{method: "PUT", path: "/v1/counters/top", body: `{"value": 9223372036854775807}`, status: 201},
 		{method: "PUT", path: "/v1/counters/hits%2Ftop", body: `{"value": 9223372036854775807}`, status: 201},

@@ -1,8 +1,8 @@
 package app
 
 import (
-	"github.com/countersvc/countersvc/counters"
 	_ "embed"
+	"github.com/countersvc/countersvc/counters"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"

@@ -118,7 +118,7 @@ func New(o Options) *fiber.App {
 		StreamRequestBody:       true, // for imports; the others' bodies are read by readBody
 	})
 	streamBodies(app, o.BodyLimit, max(o.ImportTimeout, o.ReadTimeout))
-	rejectUnknownMethods(app)
+	rejectMalformedRequestLines(app)
 	closeSilentlyOnTimeout(app)
 
 	app.Use(closeWhileDraining(o.Drain))

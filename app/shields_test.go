@@ -30,7 +30,7 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 		{"shields defaults", "/v1/counters/hits%2Fshop/shields.json", 200, `{"schemaVersion":1,"label":"hits","message":"3457","color":"44cc11"}`},
 		{"unknown show", "/v1/counters/hits%2Fshop/badge.svg?show=week", 400, "show must be total, today, today_total or visitors"},
 		{"unknown zone", "/v1/counters/hits%2Fshop/shields.json?show=today&tz=Nowhere", 400, "tz must be an IANA time zone"},
-		{"private names are not public", "/v1/counters/shop/shields.json", 403, "permission_denied"},
+		{"a private name without a token is 401", "/v1/counters/shop/shields.json", 401, "unauthenticated"},
 		{"missing counter", "/v1/counters/hits%2Fnone/shields.json", 404, "not_found"},
 	}
 	for _, tc := range tests {
@@ -53,7 +53,8 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 // have the read scope): the admin token and a read key within its prefixes
 // get them, today's count included, through the same keys guard as GET
 // /v1/counters/{name}; a key outside its prefixes is 403 and a bad key 401.
-// Without credentials a private name keeps the public refusal, whoever asks.
+// Without credentials a private name is 401, a read that needs a token
+// (openapi.yaml), whoever asks; the hit badge of one stays 403.
 func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	admin := bearerOf("s3cret")
@@ -61,6 +62,7 @@ func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
 	reader := createKey(t, env, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`, admin).Secret
 	outside := createKey(t, env, `{"name": "other reader", "scopes": ["read"], "prefixes": ["other/"]}`, admin).Secret
 	publicRefusal := "Only names under the public prefixes can be used without a token."
+	tokenNeeded := "Only names under the public prefixes can be read without a token"
 	tests := []struct {
 		name, path string
 		headers    []string
@@ -75,8 +77,9 @@ func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
 		{"a key outside its prefixes", "/v1/counters/shop%2Fsales/shields.json", []string{bearerOf(outside)}, 403, "outside the key's prefixes"},
 		{"a key outside its prefixes, as an image", "/v1/counters/shop%2Fsales/badge.svg", []string{bearerOf(outside), "Accept: image/*"}, 403, "forbidden"},
 		{"an unknown key", "/v1/counters/shop%2Fsales/badge.svg", []string{bearerOf(unknownSecret())}, 401, "unauthenticated"},
-		{"anonymous on a private name", "/v1/counters/shop%2Fsales/shields.json", nil, 403, publicRefusal},
-		{"anonymous on a private badge", "/v1/counters/shop%2Fsales/badge.svg", nil, 403, publicRefusal},
+		{"anonymous on a private name", "/v1/counters/shop%2Fsales/shields.json", nil, 401, tokenNeeded},
+		{"anonymous on a private badge", "/v1/counters/shop%2Fsales/badge.svg", nil, 401, tokenNeeded},
+		{"anonymous on a private badge, as an image", "/v1/counters/shop%2Fsales/badge.svg", []string{"Accept: image/*"}, 401, "unauthenticated"},
 		{"the hit badge stays public only", "/v1/hits/shop%2Fsales/badge.svg", []string{admin}, 403, publicRefusal},
 	}
 	for _, tc := range tests {

@@ -1,17 +1,19 @@
-// Package client is the Go client of countersvc's HTTP API (API.md): counters,
+// Package client is the Go client of countersvc's HTTP API (openapi.yaml): counters,
 // history, live updates, export and import, API keys, boards and tickets,
 // and webhooks.
 //
-// It uses the standard library only, so that an application can vendor it
-// without taking in the service's dependencies; it must not import anything
-// of the service either.
+// It is a module of its own, github.com/countersvc/countersvc/client
+// (tagged client/vX.Y.Z), and uses the standard library only, so that an
+// application that requires it takes in none of the service's
+// dependencies; it must not import anything of the service either.
 //
 // Every method takes a context and gives up when it ends. A call that meets
 // a network error or an answer of 429, 502, 503 or 504 is tried again, a few
 // times, after a growing pause with jitter (or the answer's Retry-After),
 // as long as the context's deadline leaves room. Increments, sets, batches
 // and imports (of a file or a short stream) carry an Idempotency-Key made
-// once per call and sent again on its retries, so that a retry whose first attempt did commit changes nothing
+// once per call (or given to it: IdempotencyKey) and sent again on its
+// retries, so that a retry whose first attempt did commit changes nothing
 // and answers what the first did: a sale is never counted twice. Requests
 // that create something without such a key (a ticket, a board, an API key,
 // a webhook) are tried again only when the service certainly did nothing
@@ -110,7 +112,8 @@ const (
 // request is one call: what to send, and how it may be retried.
 type request struct {
 	method string
-	path   string // below /v1, already escaped
+	path   string // below /v1 (unless ops), already escaped
+	ops    bool   // path is one of the operations endpoints, outside /v1 (/readyz)
 	query  url.Values
 	body   func() (io.Reader, error) // nil: no body; called once per attempt
 	ctype  string
@@ -119,8 +122,10 @@ type request struct {
 	size   int64
 	header http.Header
 	retry  retryPolicy
-	// idempotent requests carry an Idempotency-Key, made once per call.
+	// idempotent requests carry an Idempotency-Key: key, or one made
+	// once per call.
 	idempotent bool
+	key        string
 }
 
 func jsonBody(v any) (func() (io.Reader, error), error) {
@@ -141,16 +146,50 @@ func WithAnswerFunc(ctx context.Context, f func(body []byte)) context.Context {
 	return context.WithValue(ctx, answerFuncKey{}, f)
 }
 
+// CallOption is an optional part of one call, given after its arguments:
+// IdempotencyKey.
+type CallOption struct {
+	key string
+}
+
+// IdempotencyKey sends the call (Increment, Set, Batch, Import) with this
+// Idempotency-Key (1 to 255 printable ASCII characters) instead of one made
+// for the call: an application that keeps the key with its own record (an
+// order) can retry the call after a restart and still count once. The
+// service keeps a key for 24 hours; the same key with another request is
+// Conflict.
+func IdempotencyKey(key string) CallOption { return CallOption{key: key} }
+
+// with applies the call's options to r.
+func (r *request) with(opts []CallOption) {
+	for _, o := range opts {
+		if o.key != "" {
+			r.key = o.key
+		}
+	}
+}
+
 type idempotencyKeyKey struct{}
 
 // WithIdempotencyKey returns a context whose increment, set, batch or
-// import is sent with this Idempotency-Key instead of one made for the
-// call: an application that keeps the key with its own record (an order)
-// can retry the call after a restart and still count once. The service
-// keeps a key for 24 hours; the same key with another request is
-// Conflict.
+// import is sent with this Idempotency-Key, as IdempotencyKey does; a
+// call's own IdempotencyKey wins.
+//
+// Deprecated: pass IdempotencyKey(key) to the call. The context carries
+// what crosses API boundaries, not a call's optional parameters; this form
+// goes in the next minor release.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKeyKey{}, key)
+}
+
+// callKey is the key a call was given, by IdempotencyKey or (deprecated)
+// its context; "" when none.
+func callKey(ctx context.Context, r request) string {
+	if r.key != "" {
+		return r.key
+	}
+	key, _ := ctx.Value(idempotencyKeyKey{}).(string)
+	return key
 }
 
 // newIdempotencyKey is 130 random bits, as many as the API's own keys.
@@ -161,12 +200,15 @@ func newIdempotencyKey() string { return crand.Text() }
 // caller; any other answer is read and turned into an *Error.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	target := c.base.String() + "/v1" + r.path
+	if r.ops {
+		target = c.base.String() + r.path
+	}
 	if len(r.query) > 0 {
 		target += "?" + r.query.Encode()
 	}
 	var key string
 	if r.idempotent {
-		key, _ = ctx.Value(idempotencyKeyKey{}).(string)
+		key = callKey(ctx, r)
 		if key == "" {
 			key = newIdempotencyKey()
 		}

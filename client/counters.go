@@ -23,8 +23,9 @@ type Counter struct {
 // it at 0 first, and returns the value this increment produced. A retry
 // that follows a lost answer is recognised by the service and counts once.
 // Errors: OutOfRange (past int64 or the bounds; nothing changed),
-// PermissionDenied, InvalidArgument.
-func (c *Client) Increment(ctx context.Context, name string, by int64) (int64, error) {
+// PermissionDenied, InvalidArgument, Conflict (IdempotencyKey reused for
+// another request).
+func (c *Client) Increment(ctx context.Context, name string, by int64, call ...CallOption) (int64, error) {
 	body, err := jsonBody(map[string]int64{"by": by})
 	if err != nil {
 		return 0, err
@@ -32,8 +33,9 @@ func (c *Client) Increment(ctx context.Context, name string, by int64) (int64, e
 	var out struct {
 		Value int64 `json:"value"`
 	}
-	_, err = c.call(ctx, request{method: http.MethodPost, path: "/counters/" + esc(name) + "/increment",
-		body: body, idempotent: true}, &out)
+	r := request{method: http.MethodPost, path: "/counters/" + esc(name) + "/increment", body: body, idempotent: true}
+	r.with(call)
+	_, err = c.call(ctx, r, &out)
 	return out.Value, err
 }
 
@@ -42,6 +44,18 @@ func (c *Client) Get(ctx context.Context, name string) (Counter, error) {
 	var out Counter
 	_, err := c.call(ctx, request{method: http.MethodGet, path: "/counters/" + esc(name)}, &out)
 	return out, err
+}
+
+// Ready asks the service whether it is ready to serve (GET /readyz): nil
+// when it is, an *Error with Unavailable while MySQL does not answer. For
+// health checks: give ctx a deadline, as its retries run until it ends.
+func (c *Client) Ready(ctx context.Context) error {
+	res, err := c.send(ctx, request{method: http.MethodGet, path: "/readyz", ops: true})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	return nil
 }
 
 // Bound is a counter's min or max in a Set: its zero value keeps the
@@ -69,7 +83,7 @@ type SetOptions struct {
 // and returns the counter and whether this call created it. Errors:
 // OutOfRange (the value outside the bounds), Conflict (CreateOnly, and it
 // exists), PermissionDenied, InvalidArgument (min above max).
-func (c *Client) Set(ctx context.Context, name string, value int64, opts SetOptions) (Counter, bool, error) {
+func (c *Client) Set(ctx context.Context, name string, value int64, opts SetOptions, call ...CallOption) (Counter, bool, error) {
 	req := map[string]any{"value": value}
 	for field, b := range map[string]Bound{"min": opts.Min, "max": opts.Max} {
 		switch b.state {
@@ -84,6 +98,7 @@ func (c *Client) Set(ctx context.Context, name string, value int64, opts SetOpti
 		return Counter{}, false, err
 	}
 	r := request{method: http.MethodPut, path: "/counters/" + esc(name), body: body, idempotent: true}
+	r.with(call)
 	if opts.CreateOnly {
 		r.header = http.Header{"If-None-Match": {"*"}}
 	}
@@ -182,7 +197,7 @@ type Value struct {
 // Batch applies 1 to 100 increments all or nothing and returns the values
 // they produced, in order. If any fails, nothing changed and the error
 // names the item.
-func (c *Client) Batch(ctx context.Context, steps []Step) ([]Value, error) {
+func (c *Client) Batch(ctx context.Context, steps []Step, call ...CallOption) ([]Value, error) {
 	body, err := jsonBody(map[string][]Step{"increments": steps})
 	if err != nil {
 		return nil, err
@@ -190,6 +205,8 @@ func (c *Client) Batch(ctx context.Context, steps []Step) ([]Value, error) {
 	var out struct {
 		Counters []Value `json:"counters"`
 	}
-	_, err = c.call(ctx, request{method: http.MethodPost, path: "/counters/batch", body: body, idempotent: true}, &out)
+	r := request{method: http.MethodPost, path: "/counters/batch", body: body, idempotent: true}
+	r.with(call)
+	_, err = c.call(ctx, r, &out)
 	return out.Counters, err
 }

@@ -12,18 +12,20 @@ import (
 // errors.Is(err, client.NotFound) tests an answer's code.
 type Code string
 
-// The API's error codes (API.md, "Conventions").
+// The API's error codes (openapi.yaml, "Conventions").
 const (
-	InvalidArgument  Code = "invalid_argument"  // 400: a bad name, body or parameter
-	Unauthenticated  Code = "unauthenticated"   // 401: a token is needed, or it is unknown, revoked or expired
-	PermissionDenied Code = "permission_denied" // 403: outside the key's scope or prefixes, or a reserved name
-	NotFound         Code = "not_found"         // 404
-	Conflict         Code = "conflict"          // 409: exists already, or an idempotency key reused for another request
-	PayloadTooLarge  Code = "payload_too_large" // 413
-	OutOfRange       Code = "out_of_range"      // 422: past int64 or the counter's bounds; nothing changed
-	RateLimited      Code = "rate_limited"      // 429
-	Unavailable      Code = "unavailable"       // 503 (and a proxy's 502 and 504): MySQL or the service cannot be reached
-	Internal         Code = "internal"          // 500
+	InvalidArgument      Code = "invalid_argument"       // 400: a bad name, body or parameter
+	Unauthenticated      Code = "unauthenticated"        // 401: a token is needed, or it is unknown, revoked or expired
+	PermissionDenied     Code = "permission_denied"      // 403: outside the key's scope or prefixes, or a reserved name
+	NotFound             Code = "not_found"              // 404
+	MethodNotAllowed     Code = "method_not_allowed"     // 405: the path does not serve the method
+	Conflict             Code = "conflict"               // 409: exists already, or an idempotency key reused for another request
+	PayloadTooLarge      Code = "payload_too_large"      // 413
+	UnsupportedMediaType Code = "unsupported_media_type" // 415: a body that is not JSON by its Content-Type
+	OutOfRange           Code = "out_of_range"           // 422: past int64 or the counter's bounds; nothing changed
+	RateLimited          Code = "rate_limited"           // 429
+	Unavailable          Code = "unavailable"            // 503 (and a proxy's 502 and 504): MySQL or the service cannot be reached
+	Internal             Code = "internal"               // 500
 )
 
 func (c Code) Error() string { return string(c) }
@@ -35,8 +37,10 @@ var codeOfStatus = map[int]Code{
 	http.StatusUnauthorized:          Unauthenticated,
 	http.StatusForbidden:             PermissionDenied,
 	http.StatusNotFound:              NotFound,
+	http.StatusMethodNotAllowed:      MethodNotAllowed,
 	http.StatusConflict:              Conflict,
 	http.StatusRequestEntityTooLarge: PayloadTooLarge,
+	http.StatusUnsupportedMediaType:  UnsupportedMediaType,
 	http.StatusUnprocessableEntity:   OutOfRange,
 	http.StatusTooManyRequests:       RateLimited,
 	http.StatusBadGateway:            Unavailable,

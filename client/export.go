@@ -105,10 +105,10 @@ type ImportLine struct {
 // carries an Idempotency-Key and is retried like an increment, from the
 // start of r; so is a stream (a pipe) of up to 1 MiB, which is read whole
 // first. A longer stream is sent once, as it arrives, since the lines read
-// cannot be read again. An import that failed part-way (Unavailable) returns the
+// cannot be read again, unless IdempotencyKey names it. An import that failed part-way (Unavailable) returns the
 // *Error with the Report of what was committed; importing again finishes
 // it.
-func (c *Client) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
+func (c *Client) Import(ctx context.Context, r io.Reader, opts ImportOptions, call ...CallOption) (ImportReport, error) {
 	q := url.Values{}
 	if opts.Overwrite {
 		q.Set("mode", "overwrite")
@@ -117,6 +117,7 @@ func (c *Client) Import(ctx context.Context, r io.Reader, opts ImportOptions) (I
 		q.Set("atomic", strconv.FormatBool(true))
 	}
 	req := request{method: http.MethodPost, path: "/import", query: q, ctype: "application/x-ndjson"}
+	req.with(call)
 	if opts.Gzip {
 		req.header = http.Header{"Content-Encoding": {"gzip"}}
 	}
@@ -150,7 +151,7 @@ func (c *Client) Import(ctx context.Context, r io.Reader, opts ImportOptions) (I
 				sent = true
 				return io.MultiReader(bytes.NewReader(head), r), nil
 			}
-			_, req.idempotent = ctx.Value(idempotencyKeyKey{}).(string)
+			req.idempotent = callKey(ctx, req) != ""
 			c = c.once()
 		}
 	}

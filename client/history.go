@@ -7,28 +7,38 @@ import (
 	"time"
 )
 
+// HistoryStep is the length of a history's periods.
+type HistoryStep string
+
+// The steps the service knows.
+const (
+	StepHour  HistoryStep = "hour"
+	StepDay   HistoryStep = "day"
+	StepMonth HistoryStep = "month"
+)
+
 // HistoryOptions choose the periods of a history; the zero value is the
 // last 30 days in UTC.
 type HistoryOptions struct {
-	Step string // "hour", "day" (default) or "month"
-	// From and To bound the half-open range [From, To): RFC 3339 times,
-	// YYYY-MM-DD (local midnight in TZ) or YYYY-MM; empty for the defaults
-	// (To the end of the current period, From 30 periods earlier, 48 for
-	// hours).
-	From, To string
+	Step HistoryStep // StepDay when empty
+	// From and To bound the half-open range [From, To), widened to whole
+	// periods; the zero time for the defaults (To the end of the current
+	// period, From 30 periods earlier, 48 for hours). A day or a month of
+	// TZ is its local midnight: time.Date(2026, 4, 1, 0, 0, 0, 0, berlin).
+	From, To time.Time
 	TZ       string // an IANA zone where days and months start; default UTC
 }
 
 // History is how many increments each period counted.
 type History struct {
-	Name   string    `json:"name,omitempty"`
-	Prefix string    `json:"prefix,omitempty"`
-	Step   string    `json:"step"`
-	TZ     string    `json:"tz"`
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
-	Points []Point   `json:"points"`
-	Total  int64     `json:"total"`
+	Name   string      `json:"name,omitempty"`
+	Prefix string      `json:"prefix,omitempty"`
+	Step   HistoryStep `json:"step"`
+	TZ     string      `json:"tz"`
+	From   time.Time   `json:"from"`
+	To     time.Time   `json:"to"`
+	Points []Point     `json:"points"`
+	Total  int64       `json:"total"`
 }
 
 // Point is one period of a History; Start carries the zone's offset.
@@ -63,10 +73,17 @@ func (c *Client) history(ctx context.Context, path string, q url.Values) (Histor
 
 func (o HistoryOptions) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"step": o.Step, "from": o.From, "to": o.To, "tz": o.TZ} {
-		if v != "" {
-			q.Set(k, v)
-		}
+	if o.Step != "" {
+		q.Set("step", string(o.Step))
+	}
+	if !o.From.IsZero() {
+		q.Set("from", o.From.Format(time.RFC3339Nano))
+	}
+	if !o.To.IsZero() {
+		q.Set("to", o.To.Format(time.RFC3339Nano))
+	}
+	if o.TZ != "" {
+		q.Set("tz", o.TZ)
 	}
 	return q
 }

@@ -72,6 +72,20 @@ func dropped(w http.ResponseWriter) {
 	conn.Close()
 }
 
+// newClient is a client of url that fails the test rather than hang.
+// (internal/clienttest has its twin: the client's module cannot share test
+// code with the service's.)
+func newClient(t *testing.T, url string, opts client.Options) (*client.Client, context.Context) {
+	t.Helper()
+	c, err := client.New(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c, ctx
+}
+
 var fast = client.Options{Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 
 // Network errors, 429, 502, 503 and 504 are retried, with one
@@ -284,6 +298,56 @@ func TestImportsAreRetriedWhenTheirLinesCanBeSentAgain(t *testing.T) {
 			if tc.attempts == 2 {
 				if k := reqs[0].Header.Get("Idempotency-Key"); k == "" || k != reqs[1].Header.Get("Idempotency-Key") || !bytes.Equal(s.bodies[1], []byte(line)) {
 					t.Errorf("the retry sent key %q and %q, want the first's key and lines", reqs[1].Header.Get("Idempotency-Key"), s.bodies[1])
+				}
+			}
+		})
+	}
+}
+
+// An Idempotency-Key given to the call is the one every attempt of it
+// sends, for each write that takes one; it wins over the deprecated
+// context form, which still works.
+func TestIdempotencyKeyIsAnOptionOfTheCall(t *testing.T) {
+	ok := answer(200, `{"name":"a","value":1,"counters":[],"read":1}`)
+	calls := map[string]func(c *client.Client, ctx context.Context, opt ...client.CallOption) error{
+		"Increment": func(c *client.Client, ctx context.Context, opt ...client.CallOption) error {
+			_, err := c.Increment(ctx, "a", 1, opt...)
+			return err
+		},
+		"Set": func(c *client.Client, ctx context.Context, opt ...client.CallOption) error {
+			_, _, err := c.Set(ctx, "a", 1, client.SetOptions{}, opt...)
+			return err
+		},
+		"Batch": func(c *client.Client, ctx context.Context, opt ...client.CallOption) error {
+			_, err := c.Batch(ctx, []client.Step{{Name: "a", By: 1}}, opt...)
+			return err
+		},
+		"Import": func(c *client.Client, ctx context.Context, opt ...client.CallOption) error {
+			_, err := c.Import(ctx, strings.NewReader(`{"name":"a","value":1}`+"\n"), client.ImportOptions{}, opt...)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				what string
+				ctx  context.Context
+				opt  []client.CallOption
+				want string
+			}{
+				{"the call's key", context.Background(), []client.CallOption{client.IdempotencyKey("order-1")}, "order-1"},
+				{"the context's key (deprecated)", client.WithIdempotencyKey(context.Background(), "order-2"), nil, "order-2"},
+				{"the call's key wins", client.WithIdempotencyKey(context.Background(), "order-2"), []client.CallOption{client.IdempotencyKey("order-3")}, "order-3"},
+			} {
+				s := newScripted(t, apiError(503, "unavailable"), ok)
+				c, _ := client.New(s.URL, fast)
+				if err := call(c, tc.ctx, tc.opt...); err != nil {
+					t.Fatalf("%s: %v", tc.what, err)
+				}
+				for i, r := range s.requests() {
+					if got := r.Header.Get("Idempotency-Key"); got != tc.want {
+						t.Errorf("%s: attempt %d sent Idempotency-Key %q, want %q", tc.what, i+1, got, tc.want)
+					}
 				}
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Event is a change of a watched counter (API.md, "Live updates").
+// Event is a change of a watched counter (docs/live-updates.md, "What a stream sends").
 type Event struct {
 	Type  string // "counter" (a new value) or "deleted"
 	ID    string // orders the changes of the stream; sent back as Last-Event-ID on reconnect

@@ -14,9 +14,9 @@ import (
 	"github.com/countersvc/countersvc/client"
 )
 
-// sseServer speaks API.md's "Live updates" for one counter: each
-// connection gets the next script of lines, and the Last-Event-ID it
-// brought is recorded. It makes what the real service cannot be made to
+// sseServer speaks the live-update streams of docs/live-updates.md for one
+// counter: each connection gets the next script of lines, and the
+// Last-Event-ID it brought is recorded. It makes what the real service cannot be made to
 // do on cue, such as an event cut in the middle by the connection's end;
 // watch_service_test.go holds Watch to the real service.
 type sseServer struct {

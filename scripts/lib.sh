@@ -258,6 +258,16 @@ SQL
 
 stop_mariadb() { stop_pidfiles "$1/mariadb.pid:mariadbd|mysqld"; }
 
+# reset_database HOST PORT USER PASSWORD DATABASE: drops DATABASE and
+# creates it empty; the service makes its tables again when it next starts.
+# Nothing else on the server is touched.
+reset_database() {
+  local host="$1" port="$2" user="$3" password="$4" db="$5"
+  case "$db" in ''|*[!A-Za-z0-9_]*) die "reset_database: a database name of letters, digits and _ only, not '$db'" ;; esac
+  MYSQL_PWD="$password" mariadb --no-defaults --protocol=tcp -h "$host" -P "$port" -u "$user" \
+    -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`" || die "could not empty database $db on $host:$port"
+}
+
 # start_redis DIR PORT: a private Redis on 127.0.0.1:PORT without persistence
 # (it only caches).
 start_redis() {
@@ -278,6 +288,12 @@ start_redis() {
 }
 
 stop_redis() { stop_pidfiles "$1/redis.pid:redis-server"; }
+
+# reset_redis HOST PORT: empties the Redis on HOST:PORT, every database of
+# it: only for a Redis of the project's own, which holds nothing else.
+reset_redis() {
+  [ "$(redis-cli -h "$1" -p "$2" FLUSHALL 2>&1)" = OK ] || die "could not empty the Redis on $1:$2"
+}
 
 # progress MSG CMD... runs CMD and, while it runs, says every 15 s that it
 # still does, so that a long quiet phase (the first build) does not look hung.

@@ -310,7 +310,14 @@ func (r *Relay) call(ctx context.Context, a Attempt) Outcome {
 	}
 	io.Copy(io.Discard, io.LimitReader(res.Body, answerLimit))
 	res.Body.Close()
-	switch code := res.StatusCode; {
+	code := res.StatusCode
+	if code < 200 || code >= 300 {
+		// Said, as a failed connection is: a receiver that answers 404
+		// (a hook registered with the wrong path) was otherwise silent
+		// until someone read the deliveries.
+		r.o.Log.Info("webhooks: the receiver refused the call", "webhook_id", a.MsgID, "hook", a.HookID, "status", code)
+	}
+	switch {
 	case code >= 200 && code < 300:
 		return Outcome{Status: Delivered, StatusCode: code, Succeeded: true}
 	case code == http.StatusGone:

@@ -2,8 +2,11 @@ package webhooks_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,16 +39,17 @@ func (o *outbox) Complete(_ context.Context, _ webhooks.Attempt, out webhooks.Ou
 
 func (o *outbox) Backlog(context.Context) (int64, time.Duration, error) { return 0, 0, nil }
 
-// deliverOnce runs a relay with guard over one attempt to url and returns
+// deliverOnce runs a relay with opts over one attempt to url and returns
 // its outcome.
-func deliverOnce(t *testing.T, guard *webhooks.Guard, url string) webhooks.Outcome {
+func deliverOnce(t *testing.T, opts webhooks.RelayOptions, url string) webhooks.Outcome {
 	t.Helper()
 	o := &outbox{done: make(chan webhooks.Outcome, 1), pending: []webhooks.Attempt{{
 		EventID: 1, MsgID: "msg_1", Body: []byte(`{}`), Attempts: 1, URL: url, Secrets: webhooks.Secrets{Current: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go webhooks.NewRelay(o, webhooks.RelayOptions{Guard: guard, Poll: 10 * time.Millisecond}).Run(ctx)
+	opts.Poll = 10 * time.Millisecond
+	go webhooks.NewRelay(o, opts).Run(ctx)
 	select {
 	case out := <-o.done:
 		return out
@@ -62,11 +66,11 @@ func TestTheRelayNeverDialsAPrivateAddress(t *testing.T) {
 	var called atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { called.Store(true) }))
 	defer srv.Close()
-	out := deliverOnce(t, webhooks.NewGuard(false), srv.URL)
+	out := deliverOnce(t, webhooks.RelayOptions{Guard: webhooks.NewGuard(false)}, srv.URL)
 	if called.Load() || out.Status != webhooks.Pending || out.StatusCode != 0 || out.Next <= 0 {
 		t.Fatalf("called %v, outcome %+v", called.Load(), out)
 	}
-	if out := deliverOnce(t, webhooks.NewGuard(true), srv.URL); !out.Succeeded || !called.Load() {
+	if out := deliverOnce(t, webhooks.RelayOptions{Guard: webhooks.NewGuard(true)}, srv.URL); !out.Succeeded || !called.Load() {
 		t.Fatalf("with private addresses allowed: %+v", out)
 	}
 }
@@ -82,8 +86,39 @@ func TestRedirectsFailAndAreNotFollowed(t *testing.T) {
 		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
-	out := deliverOnce(t, webhooks.NewGuard(true), srv.URL)
+	out := deliverOnce(t, webhooks.RelayOptions{Guard: webhooks.NewGuard(true)}, srv.URL)
 	if followed.Load() || out.Succeeded || out.StatusCode != http.StatusTemporaryRedirect || out.Status != webhooks.Pending {
 		t.Fatalf("followed %v, outcome %+v", followed.Load(), out)
 	}
+}
+
+// A call the receiver refuses (a 404 from a hook registered with the
+// wrong path) is said in the log, as a call that could not connect is,
+// and is retried.
+func TestARefusedCallIsLogged(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	out := deliverOnce(t, webhooks.RelayOptions{Guard: webhooks.NewGuard(true), Log: log}, srv.URL)
+	if out.Status != webhooks.Pending || out.StatusCode != http.StatusNotFound {
+		t.Fatalf("outcome %+v, want pending after a 404", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := logs.String(); !strings.Contains(got, "the receiver refused the call") || !strings.Contains(got, "status=404") {
+		t.Errorf("log %q says nothing of the 404", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,18 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/countersvc/countersvc/client"
 )
-
-// groups are the first words of two-word commands.
-var groups = map[string]bool{"keys": true, "boards": true, "tickets": true, "webhooks": true}
 
 var commands = []command{
 	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value",
 		flags: keyFlag, run: inc},
 	{words: "get", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value", run: get},
+	{words: "ready", about: "exit 0 when the service is ready to serve (GET /readyz), 1 when not: a health check", run: ready},
 	{words: "set", args: "NAME VALUE", minArgs: 2, maxArgs: 2, about: "set the value; --min/--max N set a bound, none removes it",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("min", "", "the lowest value allowed (none: unbounded)")
 			fs.String("max", "", "the highest value allowed (none: unbounded)")
 			fs.Bool("create-only", false, "fail with conflict when the counter exists")
@@ -33,7 +31,7 @@ var commands = []command{
 	{words: "ls", args: "[PREFIX]", maxArgs: 1, about: "print NAME<TAB>VALUE for every counter (every page)", run: ls},
 	{words: "reset", args: "PREFIX [VALUE]", minArgs: 1, maxArgs: 2, about: "set every counter under PREFIX to VALUE (default 0); print how many", run: reset},
 	{words: "history", args: "NAME", minArgs: 1, maxArgs: 1, about: "print START<TAB>COUNT per period",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("step", "", "hour, day (default) or month")
 			fs.String("from", "", "the first period: RFC 3339, YYYY-MM-DD or YYYY-MM")
 			fs.String("to", "", "the end of the range (not included)")
@@ -43,13 +41,13 @@ var commands = []command{
 	{words: "watch", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value, then a line per new value, until interrupted", run: watch, unbounded: true},
 	{words: "export", args: "[PREFIX]", maxArgs: 1, about: "print every counter under PREFIX as JSON lines", run: export},
 	{words: "import", args: "FILE", minArgs: 1, maxArgs: 1, about: "import JSON lines (FILE, or - for stdin; .gz is gunzipped by the service); print the report",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("mode", "create", "create (skip existing counters) or overwrite")
 			fs.Bool("atomic", false, "all lines or none")
 			keyFlag(fs)
 		}, run: importLines},
 	{words: "keys create", about: "make an API key and print its secret (shown only once)",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("name", "", "what the key is for (required)")
 			fs.String("scopes", "", "read,write,admin (required)")
 			fs.String("prefixes", "", "the counter names it may touch, by prefix, comma-separated")
@@ -59,16 +57,18 @@ var commands = []command{
 	{words: "keys ls", about: "print ID<TAB>NAME<TAB>SCOPES<TAB>PREFIXES per key", run: keysList},
 	{words: "keys rm", args: "ID", minArgs: 1, maxArgs: 1, about: "revoke the key", run: keysRemove},
 	{words: "boards create", args: "SLUG TITLE", minArgs: 2, maxArgs: 2, about: "make a board of --company and print ID<TAB>SLUG",
-		flags: func(fs *flag.FlagSet) { fs.Int64("company", 0, "the company's id (required)") }, run: boardsCreate},
+		flags: func(fs *pflag.FlagSet) { fs.Int64("company", 0, "the company's id (required)") }, run: boardsCreate},
 	{words: "boards get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>SLUG<TAB>TITLE", run: boardsGet},
 	{words: "tickets create", args: "BOARD TITLE", minArgs: 2, maxArgs: 2, about: "number a new ticket of board id BOARD and print its key",
-		flags: func(fs *flag.FlagSet) { fs.String("description", "", "the ticket's description") }, run: ticketsCreate},
+		flags: func(fs *pflag.FlagSet) { fs.String("description", "", "the ticket's description") }, run: ticketsCreate},
 	{words: "tickets ls", args: "BOARD", minArgs: 1, maxArgs: 1, about: "print KEY<TAB>TITLE for every ticket of the board", run: ticketsList},
 	{words: "tickets get", args: "BOARD NUMBER | KEY", minArgs: 1, maxArgs: 2, about: "print KEY<TAB>TITLE of a ticket, by its board and number, or by --company and its key (NINJA-7)",
-		flags: func(fs *flag.FlagSet) { fs.Int64("company", 0, "find the ticket by its key (NINJA-7) in this company") }, run: ticketsGet},
+		flags: func(fs *pflag.FlagSet) {
+			fs.Int64("company", 0, "find the ticket by its key (NINJA-7) in this company")
+		}, run: ticketsGet},
 	{words: "tickets rm", args: "BOARD NUMBER", minArgs: 2, maxArgs: 2, about: "delete the ticket (its number stays used)", run: ticketsRemove},
 	{words: "webhooks create", about: "make a webhook and print its secret (shown only once)",
-		flags: func(fs *flag.FlagSet) {
+		flags: func(fs *pflag.FlagSet) {
 			fs.String("endpoint", "", "the URL to call (--url is the service's)")
 			fs.String("name", "", "the counter to watch, or")
 			fs.String("prefix", "", "every counter under a prefix")
@@ -80,7 +80,7 @@ var commands = []command{
 	{words: "webhooks get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled", run: webhooksGet},
 	{words: "webhooks rm", args: "ID", minArgs: 1, maxArgs: 1, about: "delete the webhook", run: webhooksRemove},
 	{words: "webhooks deliveries", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>STATUS<TAB>ATTEMPTS per delivery, newest first",
-		flags: func(fs *flag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
+		flags: func(fs *pflag.FlagSet) { fs.Int("limit", 0, "how many") }, run: webhooksDeliveries},
 	{words: "webhooks enable", args: "ID", minArgs: 1, maxArgs: 1, about: "make a disabled webhook deliver again", run: webhooksEnable},
 	{words: "webhooks rotate", args: "ID", minArgs: 1, maxArgs: 1,
 		about: "give the webhook a new secret and print it (shown only once); the old one signs too for a day", run: webhooksRotate},
@@ -88,16 +88,16 @@ var commands = []command{
 
 // keyFlag lets a script that retries a write itself (after a timeout, or
 // a restart) name the write, so that the service applies it once.
-func keyFlag(fs *flag.FlagSet) {
+func keyFlag(fs *pflag.FlagSet) {
 	fs.String("idempotency-key", "", "send this Idempotency-Key: the same key within 24 hours applies the write once")
 }
 
-// keyed is e's context with the --idempotency-key, if one was given.
-func (e *env) keyed() context.Context {
+// keyed is the --idempotency-key as the call's option, if one was given.
+func (e *env) keyed() []client.CallOption {
 	if k := e.str("idempotency-key"); k != "" {
-		return client.WithIdempotencyKey(e.ctx, k)
+		return []client.CallOption{client.IdempotencyKey(k)}
 	}
-	return e.ctx
+	return nil
 }
 
 func inc(e *env) error {
@@ -108,7 +108,7 @@ func inc(e *env) error {
 			return err
 		}
 	}
-	v, err := e.c.Increment(e.keyed(), e.args[0], by)
+	v, err := e.c.Increment(e.ctx, e.args[0], by, e.keyed()...)
 	if err == nil {
 		e.print("%d", v)
 	}
@@ -122,6 +122,8 @@ func get(e *env) error {
 	}
 	return err
 }
+
+func ready(e *env) error { return e.c.Ready(e.ctx) }
 
 func set(e *env) error {
 	v, err := e.int64Arg(1, "VALUE")
@@ -145,7 +147,7 @@ func set(e *env) error {
 			*b.to = client.Limit(n)
 		}
 	}
-	ctr, _, err := e.c.Set(e.keyed(), e.args[0], v, opts)
+	ctr, _, err := e.c.Set(e.ctx, e.args[0], v, opts, e.keyed()...)
 	if err == nil {
 		e.print("%d", ctr.Value)
 	}
@@ -184,9 +186,15 @@ func reset(e *env) error {
 }
 
 func history(e *env) error {
-	opts := client.HistoryOptions{Step: e.str("step"), From: e.str("from"), To: e.str("to"), TZ: e.str("tz")}
-	var h client.History
+	opts := client.HistoryOptions{Step: client.HistoryStep(e.str("step")), TZ: e.str("tz")}
 	var err error
+	if opts.From, err = historyTime(e.str("from"), opts.TZ, "--from"); err != nil {
+		return err
+	}
+	if opts.To, err = historyTime(e.str("to"), opts.TZ, "--to"); err != nil {
+		return err
+	}
+	var h client.History
 	if e.str("prefix") == "true" {
 		h, err = e.c.PrefixHistory(e.ctx, e.args[0], opts)
 	} else {
@@ -199,6 +207,31 @@ func history(e *env) error {
 		e.print("%s\t%d", p.Start.Format(time.RFC3339), p.Count)
 	}
 	return nil
+}
+
+// historyTime reads --from or --to as the service reads from and to: an
+// RFC 3339 time, or YYYY-MM-DD or YYYY-MM, local midnight in the zone tz
+// (UTC when empty). "" is the zero time: the service's default.
+func historyTime(v, tz, flag string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	loc := time.UTC
+	if tz != "" {
+		var err error
+		if loc, err = time.LoadLocation(tz); err != nil {
+			return time.Time{}, usagef("--tz must be an IANA time zone, not %q", tz)
+		}
+	}
+	for _, layout := range []string{time.DateOnly, "2006-01"} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("%s must be an RFC 3339 time, YYYY-MM-DD or YYYY-MM, not %q", flag, v)
 }
 
 func watch(e *env) error {
@@ -253,7 +286,7 @@ func importLines(e *env) error {
 		r = f
 		opts.Gzip = isGzip(f)
 	}
-	rep, err := e.c.Import(e.keyed(), r, opts)
+	rep, err := e.c.Import(e.ctx, r, opts, e.keyed()...)
 	if err != nil {
 		var ae *client.Error
 		if errors.As(err, &ae) && ae.Report != nil && !e.json {

@@ -9,7 +9,8 @@
 // after the command. The exit status is 0 on success, 1 when the service
 // answered an error (its message and code are on stderr) or could not be
 // reached, and 2 for a usage error. Run it without arguments for the
-// commands.
+// commands, with COMMAND --help for one; the command line is spf13/cobra's
+// (help, suggestions, --version, shell completion).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // --tz's zones for --from and --to, on a machine without a zone database (the Docker image)
 )
 
 func main() {

@@ -211,10 +211,9 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{args: args("keys"), code: 2, err: "keys needs a subcommand"},
 		{args: args("keys", "burn"), code: 2, err: `unknown command "keys burn"`},
 		{args: args("set", "a", "1", "--min", "low"), code: 2, err: `--min must be an integer or none`},
-		{args: args("--min", "0", "set", "a", "1"), code: 2, err: "flag --min before the command"},
-		{args: args("get", "a", "--bogus"), code: 2, err: "unknown flag --bogus"},
-		{args: args("get", "a", "--timeout"), code: 2, err: "flag --timeout needs a value"},
-		{args: args("get", "a", "--timeout", "soon"), code: 2, err: "invalid value"},
+		{args: args("get", "a", "--bogus"), code: 2, err: "unknown flag: --bogus"},
+		{args: args("get", "a", "--timeout"), code: 2, err: "flag needs an argument: --timeout"},
+		{args: args("get", "a", "--timeout", "soon"), code: 2, err: `invalid argument "soon" for "--timeout"`},
 		{args: args("import", "f", "--mode", "replace"), code: 2, err: `--mode must be create or overwrite`},
 		{args: args("get", "a", "--url", "localhost:8080"), code: 2, err: "must be http://host"},
 		{args: args("webhooks", "create", "--endpoint", "https://x.example"), code: 2, err: "one of --name and --prefix"},
@@ -223,7 +222,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		s.check(t, ctl(t, vars, s.args...))
 	}
 	r := ctl(t, vars)
-	if r.code != 0 || !strings.Contains(r.out, "\n  get NAME\n") || !strings.Contains(r.out, "Exit status") {
+	if r.code != 0 || !strings.Contains(r.out, "\n  get ") || !strings.Contains(r.out, "Available Commands") || !strings.Contains(r.out, "Exit status") {
 		t.Errorf("no arguments: exit %d, printed %q; want the usage and 0", r.code, r.out)
 	}
 }
@@ -399,4 +398,78 @@ func TestTimeoutEndsACommandThatGetsNoAnswer(t *testing.T) {
 	runSession(t, []string{"COUNTERS_URL=" + srv.URL}, []step{
 		{args: args("inc", "a", "--timeout", "200ms"), code: 1, err: "no answer within --timeout 200ms"},
 	})
+}
+
+// ready is a health check: 0 while the service serves and MySQL answers,
+// 1 when /readyz says otherwise or nothing answers, within --timeout.
+func TestReadyExitsZeroOnlyWhenTheServiceIsReady(t *testing.T) {
+	svc := apptest.New(t)
+	unready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			t.Errorf("asked %s, want /readyz", r.URL.Path)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer unready.Close()
+	for _, tc := range []struct {
+		name, url string
+		code      int
+	}{
+		{"ready", svc.URL, 0},
+		{"MySQL down", unready.URL, 1},
+		{"nothing listening", "http://127.0.0.1:1", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			if r := ctl(t, []string{"COUNTERS_URL=" + tc.url}, "ready", "--timeout", "1s"); r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %s", r.code, tc.code, r.err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v with --timeout 1s", d)
+			}
+		})
+	}
+}
+
+// What users expect of a command line: --version, help per command, a
+// suggestion (not the whole help) for a mistyped command, and shell
+// completion.
+func TestVersionHelpSuggestionsAndCompletion(t *testing.T) {
+	vars := []string{"COUNTERS_URL=http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, err  []string // parts of stdout and of stderr
+		errAtMost int      // lines of stderr, 0: any
+	}{
+		{args: args("--version"), out: []string{"countersctl "}},
+		{args: args("inc", "--help"), out: []string{"countersctl inc NAME [BY] [flags]", "--idempotency-key", "Global Flags:", "--json"}},
+		{args: args("help", "set"), out: []string{"countersctl set NAME VALUE [flags]", "--create-only"}},
+		{args: args("keys", "create", "--help"), out: []string{"countersctl keys create [flags]", "--scopes"}},
+		{args: args("ins", "a"), code: 2, err: []string{`unknown command "ins"`, "Did you mean this?", "\tinc\n"}, errAtMost: 8},
+		{args: args("keys", "craete"), code: 2, err: []string{`unknown command "keys craete"`, "Did you mean this?", "keys create"}, errAtMost: 8},
+		{args: args("frobnicate"), code: 2, err: []string{`unknown command "frobnicate"`, "countersctl --help"}, errAtMost: 3},
+		{args: args("completion", "bash"), out: []string{"bash completion"}},
+		{args: args("completion", "zsh"), out: []string{"#compdef countersctl"}},
+		{args: args("completion", "fish"), out: []string{"complete -c countersctl"}},
+	} {
+		r := ctl(t, vars, tc.args...)
+		what := "countersctl " + strings.Join(tc.args, " ")
+		if r.code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstderr: %s", what, r.code, tc.code, r.err)
+		}
+		for _, want := range tc.out {
+			if !strings.Contains(r.out, want) {
+				t.Errorf("%s: stdout has no %q:\n%s", what, want, r.out)
+			}
+		}
+		for _, want := range tc.err {
+			if !strings.Contains(r.err, want) {
+				t.Errorf("%s: stderr has no %q:\n%s", what, want, r.err)
+			}
+		}
+		if n := strings.Count(r.err, "\n"); tc.errAtMost > 0 && n > tc.errAtMost {
+			t.Errorf("%s: %d lines on stderr, want a few:\n%s", what, n, r.err)
+		}
+	}
 }

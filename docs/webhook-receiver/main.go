@@ -2,7 +2,10 @@
 // each call's signature with the Standard Webhooks library, acts once per
 // webhook-id (a call may come more than once), and prints the crossing.
 //
-//	WEBHOOK_SECRET=whsec_... ADDR=:9000 go run ./docs/webhook-receiver
+//	WEBHOOK_SECRET=whsec_... ADDR=127.0.0.1:9000 go run ./docs/webhook-receiver
+//
+// It serves POST /hooks/counters, and says so of every other request,
+// which it answers 404.
 package main
 
 import (
@@ -68,6 +71,12 @@ func main() {
 		}
 		fmt.Printf("%s %s crossed %d %s (%d -> %d)\n", id, e.Data.Name, e.Data.Threshold, e.Data.Direction, e.Data.Previous, e.Data.Value)
 		w.WriteHeader(http.StatusNoContent) // answer fast: slow work belongs in a queue of your own
+	})
+	// A hook registered with another path would otherwise meet silent
+	// 404s: say what came, and what is served.
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		log.Printf("404 for %s %s: this receiver serves POST /hooks/counters", r.Method, r.URL.Path)
+		http.NotFound(w, r)
 	})
 	addr := os.Getenv("ADDR")
 	if addr == "" {

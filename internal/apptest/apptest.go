@@ -30,7 +30,13 @@ type Env struct {
 	URL    string // http://127.0.0.1:port
 	Client *http.Client
 	log    *logBuffer
+	close  func()
 }
+
+// Close stops the service, as the test's end would: its streams end, its
+// connections close, its loops stop. A test that goes on with the same
+// database without it (a restart) calls it; calling it again does nothing.
+func (e *Env) Close() { e.close() }
 
 // Logs is everything the service has logged so far (at COUNTERS_LOG_LEVEL),
 // as text lines.
@@ -103,12 +109,16 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 		tb.Fatal(err)
 	}
 	go svc.App.Listener(ln)
-	tb.Cleanup(func() {
-		svc.Drain.Start() // ends live-update streams, which would hold up the shutdown
-		svc.App.ShutdownWithTimeout(5 * time.Second)
-		cancel()
-		svc.Close()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			svc.Drain.Start() // ends live-update streams, which would hold up the shutdown
+			svc.App.ShutdownWithTimeout(5 * time.Second)
+			cancel()
+			svc.Close()
+		})
+	}
+	tb.Cleanup(stop)
 	return &Env{
 		Service: svc,
 		DSN:     dsn,
@@ -117,7 +127,8 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 			Timeout:   30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256},
 		},
-		log: logs,
+		log:   logs,
+		close: stop,
 	}
 }
 

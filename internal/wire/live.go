@@ -1,10 +1,10 @@
 package wire
 
 import (
+	"errors"
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/live"
 	"github.com/countersvc/countersvc/storage"
-	"errors"
 	"time"
 )
 

@@ -2,12 +2,12 @@ package wire
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/cache"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/webhooks"
-	"errors"
-	"fmt"
 )
 
 // Webhooks is the webhooks' (package webhooks: its service, guard and relay).

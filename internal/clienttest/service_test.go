@@ -1,4 +1,4 @@
-package client_test
+package clienttest
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 )
 
 // newClient is a client of url that fails the test rather than hang.
+// (client/retry_test.go has its twin: the client's module cannot share
+// test code with the service's.)
 func newClient(t *testing.T, url string, opts client.Options) (*client.Client, context.Context) {
 	t.Helper()
 	c, err := client.New(url, opts)
@@ -241,7 +243,7 @@ func TestHistoryCountsIncrementsOfToday(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := c.History(ctx, "history/a", client.HistoryOptions{Step: "day", TZ: "Europe/Berlin"})
+	h, err := c.History(ctx, "history/a", client.HistoryOptions{Step: client.StepDay, TZ: "Europe/Berlin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,12 +255,22 @@ func TestHistoryCountsIncrementsOfToday(t *testing.T) {
 	if h.Total != 5 || sum != 5 || len(h.Points) != 30 || h.TZ != "Europe/Berlin" {
 		t.Errorf("history %+v, want 30 days counting 5", h)
 	}
-	p, err := c.PrefixHistory(ctx, "history/", client.HistoryOptions{Step: "month"})
+	p, err := c.PrefixHistory(ctx, "history/", client.HistoryOptions{Step: client.StepMonth})
 	if err != nil || p.Total != 5 || p.Prefix != "history/" {
 		t.Errorf("prefix history %+v, %v", p, err)
 	}
 	if _, err := c.History(ctx, "history/a", client.HistoryOptions{TZ: "Mars/Olympus"}); !errors.Is(err, client.InvalidArgument) {
 		t.Errorf("an unknown zone: %v, want invalid_argument", err)
+	}
+	// From and To are times: local midnights in the zone give its days.
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 3, 28, 0, 0, 0, 0, berlin) // across the switch to summer time
+	r, err := c.History(ctx, "history/a", client.HistoryOptions{Step: client.StepDay, From: from, To: from.AddDate(0, 0, 3), TZ: "Europe/Berlin"})
+	if err != nil || len(r.Points) != 3 || !r.From.Equal(from) || !r.Points[2].Start.Equal(from.AddDate(0, 0, 2)) || r.Step != client.StepDay {
+		t.Errorf("three Berlin days from %v: %+v, %v", from, r, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package client_test
+package clienttest
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/countersvc/countersvc/client"
 )
 
-func ExampleNew() {
+func Example_new() {
 	// Where the service has COUNTERS_API_TOKEN, Options.Token is that token
 	// or an API key's secret; this service answers its own machine without.
 	c, err := client.New(serviceURL, client.Options{})
@@ -25,7 +25,7 @@ func ExampleNew() {
 	// Output: 1 <nil>
 }
 
-func ExampleClient_Increment() {
+func Example_increment() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	// A sale of 2 copies: if the answer is lost on the way back, the retry
@@ -42,18 +42,18 @@ func ExampleClient_Increment() {
 	// after the refund: 1
 }
 
-func ExampleWithIdempotencyKey() {
+func Example_idempotencyKey() {
 	c, _ := client.New(serviceURL, client.Options{})
+	ctx := context.Background()
 	// The key kept with the order makes the sale count once even when the
 	// whole program retries it after a restart.
-	ctx := client.WithIdempotencyKey(context.Background(), "order-1042")
-	first, _ := c.Increment(ctx, "examples/revenue/cents", 2598)
-	again, _ := c.Increment(ctx, "examples/revenue/cents", 2598)
+	first, _ := c.Increment(ctx, "examples/revenue/cents", 2598, client.IdempotencyKey("order-1042"))
+	again, _ := c.Increment(ctx, "examples/revenue/cents", 2598, client.IdempotencyKey("order-1042"))
 	fmt.Println(first, again)
 	// Output: 2598 2598
 }
 
-func ExampleClient_Get() {
+func Example_get() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	c.Increment(ctx, "examples/get", 41)
@@ -66,7 +66,7 @@ func ExampleClient_Get() {
 	// true
 }
 
-func ExampleClient_Set() {
+func Example_set() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	// A stock level that must never go below 0.
@@ -83,7 +83,7 @@ func ExampleClient_Set() {
 	// 422 out_of_range
 }
 
-func ExampleClient_Delete() {
+func Example_delete() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	c.Increment(ctx, "examples/delete", 1)
@@ -94,7 +94,7 @@ func ExampleClient_Delete() {
 	// true
 }
 
-func ExampleClient_List() {
+func Example_list() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	for _, name := range []string{"examples/list/a", "examples/list/b", "examples/list/c"} {
@@ -113,7 +113,7 @@ func ExampleClient_List() {
 	// examples/list/c 1
 }
 
-func ExampleClient_Batch() {
+func Example_batch() {
 	c, _ := client.New(serviceURL, client.Options{})
 	values, err := c.Batch(context.Background(), []client.Step{
 		{Name: "examples/batch/copies", By: 2},
@@ -123,7 +123,7 @@ func ExampleClient_Batch() {
 	// Output: [{examples/batch/copies 2} {examples/batch/cents 2598}] <nil>
 }
 
-func ExampleClient_Reset() {
+func Example_reset() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	c.Increment(ctx, "examples/buyers/november", 7)
@@ -133,12 +133,12 @@ func ExampleClient_Reset() {
 	// Output: 1 0
 }
 
-func ExampleClient_History() {
+func Example_history() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	c.Increment(ctx, "examples/history", 3)
 	c.Increment(ctx, "examples/history", 4)
-	h, err := c.History(ctx, "examples/history", client.HistoryOptions{Step: "day", TZ: "Europe/Berlin"})
+	h, err := c.History(ctx, "examples/history", client.HistoryOptions{Step: client.StepDay, TZ: "Europe/Berlin"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func ExampleClient_History() {
 	// Output: 30 days, counting 7
 }
 
-func ExampleClient_Export() {
+func Example_export() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	c.Increment(ctx, "examples/export/a", 1)
@@ -160,7 +160,7 @@ func ExampleClient_Export() {
 	// 2 true
 }
 
-func ExampleClient_Import() {
+func Example_import() {
 	c, _ := client.New(serviceURL, client.Options{})
 	lines := `{"name": "examples/moved/blog", "value": 1532, "created_at": "2019-04-01T00:00:00Z"}
 {"name": "examples/moved/faq", "value": "lots"}
@@ -178,7 +178,7 @@ func ExampleClient_Import() {
 	// 2 refused malformed
 }
 
-func ExampleClient_CreateKey() {
+func Example_createKey() {
 	admin, _ := client.New(serviceURL, client.Options{}) // the admin token, where the service has one
 	ctx := context.Background()
 	k, err := admin.CreateKey(ctx, client.KeyRequest{Name: "shop A", Scopes: []string{"read", "write"}, Prefixes: []string{"examples/shopA/"}})
@@ -194,7 +194,7 @@ func ExampleClient_CreateKey() {
 	// Output: true 1 true
 }
 
-func ExampleClient_CreateTicket() {
+func Example_createTicket() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	board, err := c.CreateBoard(ctx, 42, "rock", "Rock Board")
@@ -210,7 +210,7 @@ func ExampleClient_CreateTicket() {
 	// ROCK-2 Drum skin torn
 }
 
-func ExampleClient_Watch() {
+func Example_watch() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -232,7 +232,7 @@ func ExampleClient_Watch() {
 	// counter 1533
 }
 
-func ExampleClient_CreateWebhook() {
+func Example_createWebhook() {
 	c, _ := client.New(serviceURL, client.Options{})
 	ctx := context.Background()
 	// Addresses of this machine or a private network are refused unless

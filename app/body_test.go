@@ -1,0 +1,103 @@
+package app_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersvc/countersvc/internal/apptest"
+)
+
+// Bodies over the limit sent at full speed, announced or chunked, 1 MiB
+// and 10 MiB, 50 of each: every client reads its 413 payload_too_large and
+// none meets a reset, neither while it sends nor while it reads.
+func TestBodiesOverTheLimitSentAtFullSpeedAreAnswered413NotReset(t *testing.T) {
+	e := apptest.New(t)
+	host := strings.TrimPrefix(e.URL, "http://")
+	for _, tc := range []struct {
+		name    string
+		size    int
+		chunked bool
+	}{
+		{"1 MiB announced", 1 << 20, false},
+		{"10 MiB announced", 10 << 20, false},
+		{"1 MiB chunked", 1 << 20, true},
+		{"10 MiB chunked", 10 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(`{"by": 1, "pad": "` + strings.Repeat("x", tc.size) + `"}`)
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, 5)
+			for i := range 50 {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					if err := uploadOnce(host, body, tc.chunked); err != nil {
+						t.Errorf("upload %d: %v", i+1, err)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// uploadOnce sends body as a client does that writes its whole request
+// before it reads, and reads the answer while it writes; it returns nil
+// for a 413 payload_too_large read to its end with no error either way.
+func uploadOnce(host string, body []byte, chunked bool) error {
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	wrote := make(chan error, 1)
+	go func() {
+		head := "POST /v1/counters/big/increment HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\n"
+		if !chunked {
+			_, err := io.WriteString(conn, head+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)))
+			if err == nil {
+				_, err = conn.Write(body)
+			}
+			wrote <- err
+			return
+		}
+		_, err := io.WriteString(conn, head+"Transfer-Encoding: chunked\r\n\r\n")
+		for rest := body; err == nil && len(rest) > 0; {
+			n := min(len(rest), 32<<10)
+			_, err = fmt.Fprintf(conn, "%x\r\n%s\r\n", n, rest[:n])
+			rest = rest[n:]
+		}
+		if err == nil {
+			_, err = io.WriteString(conn, "0\r\n\r\n")
+		}
+		wrote <- err
+	}()
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return fmt.Errorf("reading the answer's body: %w", err)
+	}
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal(b, &e)
+	if res.StatusCode != 413 || e.Error.Code != "payload_too_large" {
+		return fmt.Errorf("answered %d %s, want 413 payload_too_large", res.StatusCode, b)
+	}
+	if err := <-wrote; err != nil {
+		return fmt.Errorf("sending the body: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/countersvc/countersvc/client
+
+go 1.24
