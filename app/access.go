@@ -7,7 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/keys"
 )
 
@@ -23,7 +22,7 @@ import (
 //
 // What an access parses to find its resource (a name, a body) it keeps in
 // the request's locals for the handler, so that nothing is parsed twice:
-// the handler reads the name with checkedName, the body with checked.
+// the handler reads the name with checkedName, the rest with checked.
 type access struct {
 	desc  string // how the route table names it: "write name", "read prefix", ...
 	check func(g gate) error
@@ -52,23 +51,25 @@ const (
 // checkedName is the :name an access checked (nameAccess).
 func checkedName(c *fiber.Ctx) string { return c.Locals(localName).(string) }
 
-// checked is the request an access parsed and checked (bodyAccess and
-// the accesses that look a resource up).
+// checked is the request an access parsed and checked (bodyAccess, and
+// the accesses that look a resource up: a board, a hook).
 func checked[T any](c *fiber.Ctx) T { return c.Locals(localChecked).(T) }
 
 // nameAccess is a to the counter in the path's :name. A write refuses the
-// reserved names first, as the domain does, so that the answer says why.
+// reserved names first (writableName), as the domain does, so that the
+// answer says why.
 func nameAccess(a keys.Access) access {
+	name := func(c *fiber.Ctx) (string, error) { return pathName(c, "name") }
+	if a == keys.Write {
+		name = writableName
+	}
 	return access{desc: accessWord(a) + " name", check: func(g gate) error {
-		name, err := pathName(g.c, "name")
+		n, err := name(g.c)
 		if err != nil {
 			return err
 		}
-		if a == keys.Write && counters.IsReserved(name) {
-			return errReserved()
-		}
-		g.c.Locals(localName, name)
-		return g.allow(a, keys.Name(name))
+		g.c.Locals(localName, n)
+		return g.allow(a, keys.Name(n))
 	}}
 }
 
@@ -117,56 +118,19 @@ func adminAccess() access {
 }
 
 // bodyAccess parses the body with parse (its errors are the client's, as
-// the handler would give them) and checks what resources names of it. The
-// handler takes the parsed request with checked[T].
-func bodyAccess[T any](desc string, parse func(*fiber.Ctx) (T, error), resources func(T) ([]accessOf, error)) access {
+// the handler would give them) and has check ask allow about what the
+// request names; check may say which part of the body a refusal is about.
+// The handler takes the parsed request with checked[T].
+func bodyAccess[T any](desc string, parse func(*fiber.Ctx) (T, error), check func(req T, allow func(keys.Access, keys.Resource) error) error) access {
 	return access{desc: desc, check: func(g gate) error {
 		req, err := parse(g.c)
 		if err != nil {
 			return err
 		}
-		checks, err := resources(req)
-		if err != nil {
+		if err := check(req, g.allow); err != nil {
 			return err
-		}
-		for _, ch := range checks {
-			if err := g.allow(ch.access, ch.resource); err != nil {
-				if ch.item != nil {
-					return ch.item(err)
-				}
-				return err
-			}
 		}
 		g.c.Locals(localChecked, req)
-		return nil
-	}}
-}
-
-// accessOf is one check of a bodyAccess; item, when set, says which part
-// of the body a refusal is about.
-type accessOf struct {
-	access   keys.Access
-	resource keys.Resource
-	item     func(error) error
-}
-
-// lookupAccess checks a's scope on a resource that only a lookup finds
-// (a board's company, a hook's target): first what may be checked without
-// it, then the lookup, then the resource it found. The handler takes what
-// was looked up with checked[T].
-func lookupAccess[T any](desc string, a keys.Access, before keys.Resource, lookup func(*fiber.Ctx) (T, error), resource func(T) keys.Resource) access {
-	return access{desc: desc, check: func(g gate) error {
-		if err := g.allow(a, before); err != nil {
-			return err
-		}
-		found, err := lookup(g.c)
-		if err != nil {
-			return err
-		}
-		if err := g.allow(a, resource(found)); err != nil {
-			return err
-		}
-		g.c.Locals(localChecked, found)
 		return nil
 	}}
 }

@@ -83,13 +83,13 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 // refused item.
 func batchAccess() access {
 	parse := func(c *fiber.Ctx) ([]counters.Increment, error) { return batchItems(c.Body()) }
-	return bodyAccess("write items", parse, func(items []counters.Increment) ([]accessOf, error) {
-		checks := make([]accessOf, len(items))
+	return bodyAccess("write items", parse, func(items []counters.Increment, allow func(keys.Access, keys.Resource) error) error {
 		for i, it := range items {
-			checks[i] = accessOf{access: keys.Write, resource: keys.Name(it.Name),
-				item: func(err error) error { return counters.ItemError(i, it.Name, err) }}
+			if err := allow(keys.Write, keys.Name(it.Name)); err != nil {
+				return counters.ItemError(i, it.Name, err)
+			}
 		}
-		return checks, nil
+		return nil
 	})
 }
 

@@ -236,11 +236,11 @@ func resetRequest(c *fiber.Ctx) (req counters.ResetRequest, err error) {
 // resetAccess: a reset of all counters is the admin's; a prefix must be
 // the key's.
 func resetAccess() access {
-	return bodyAccess("write reset", resetRequest, func(req counters.ResetRequest) ([]accessOf, error) {
+	return bodyAccess("write reset", resetRequest, func(req counters.ResetRequest, allow func(keys.Access, keys.Resource) error) error {
 		if req.All {
-			return []accessOf{{access: keys.Write, resource: keys.AllCounters()}}, nil
+			return allow(keys.Write, keys.AllCounters())
 		}
-		return []accessOf{{access: keys.Write, resource: keys.Prefix(req.Prefix)}}, nil
+		return allow(keys.Write, keys.Prefix(req.Prefix))
 	})
 }
 

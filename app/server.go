@@ -96,8 +96,13 @@ func (o *Options) defaults() {
 	}
 }
 
+// App is the service's HTTP application: what its owner serves on a
+// listener (Listener), shuts down (ShutdownWithTimeout) and tests look
+// into. Named here so that only this package names the HTTP framework.
+type App = fiber.App
+
 // New returns the service's HTTP application.
-func New(o Options) *fiber.App {
+func New(o Options) *App {
 	o.defaults()
 	m := newMetrics(o.Registry)
 	app := fiber.New(fiber.Config{

@@ -57,8 +57,8 @@ type ticketHandlers struct {
 func Tickets(svc tickets.Service) Capability {
 	return capabilityFunc(func(r router) {
 		h := &ticketHandlers{dbBudget: r.dbBudget, svc: svc}
-		r.private("POST", "/boards", bodyAccess("write company", boardCreateRequest, func(req tickets.BoardCreate) ([]accessOf, error) {
-			return []accessOf{{access: keys.Write, resource: keys.Company(req.CompanyID)}}, nil
+		r.private("POST", "/boards", bodyAccess("write company", boardCreateRequest, func(req tickets.BoardCreate, allow func(keys.Access, keys.Resource) error) error {
+			return allow(keys.Write, keys.Company(req.CompanyID))
 		}), h.createBoard)
 		r.private("GET", "/boards/:board_id", h.boardAccess(keys.Read), h.getBoard)
 		r.private("POST", "/boards/:board_id/tickets", h.boardAccess(keys.Write), h.createTicket)

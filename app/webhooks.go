@@ -68,15 +68,15 @@ func Webhooks(svc webhooks.API) Capability {
 	return capabilityFunc(func(r router) {
 		h := &webhookHandlers{dbBudget: r.dbBudget, svc: svc}
 		parse := func(c *fiber.Ctx) (webhooks.CreateRequest, error) { return createHookRequest(c.Body()) }
-		r.private("POST", "/webhooks", bodyAccess("write hook's target", parse, func(req webhooks.CreateRequest) ([]accessOf, error) {
+		r.private("POST", "/webhooks", bodyAccess("write hook's target", parse, func(req webhooks.CreateRequest, allow func(keys.Access, keys.Resource) error) error {
 			switch {
 			case req.Name != "" && req.Prefix != "": // both given: the domain refuses it
 			case req.Prefix != "":
-				return []accessOf{{access: keys.Write, resource: keys.Prefix(req.Prefix)}}, nil
+				return allow(keys.Write, keys.Prefix(req.Prefix))
 			case req.Name != "":
-				return []accessOf{{access: keys.Write, resource: keys.Name(req.Name)}}, nil
+				return allow(keys.Write, keys.Name(req.Name))
 			}
-			return []accessOf{{access: keys.Write, resource: keys.Anything()}}, nil
+			return allow(keys.Write, keys.Anything())
 		}), h.create)
 		r.private("GET", "/webhooks", scopeAccess(keys.Write), h.list)
 		r.private("GET", "/webhooks/:id", h.hookAccess(), h.get)
@@ -91,18 +91,26 @@ func Webhooks(svc webhooks.API) Capability {
 // is looked up once the scope is there; the handler takes the hook with
 // checked[*webhooks.Hook].
 func (h *webhookHandlers) hookAccess() access {
-	lookup := func(c *fiber.Ctx) (*webhooks.Hook, error) {
-		id, err := positiveParam(c, "id")
+	return access{desc: "write hook's target", check: func(g gate) error {
+		id, err := positiveParam(g.c, "id")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ctx, cancel := h.dbContext(c)
+		if err := g.allow(keys.Write, keys.Anything()); err != nil {
+			return err
+		}
+		ctx, cancel := h.dbContext(g.c)
 		defer cancel()
-		return h.svc.Get(ctx, id)
-	}
-	return lookupAccess("write hook's target", keys.Write, keys.Anything(), lookup, func(hook *webhooks.Hook) keys.Resource {
-		return keys.Target(hook.Target, hook.IsPrefix)
-	})
+		hook, err := h.svc.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := g.allow(keys.Write, keys.Target(hook.Target, hook.IsPrefix)); err != nil {
+			return err
+		}
+		g.c.Locals(localChecked, hook)
+		return nil
+	}}
 }
 
 // createHookRequest parses {"url", "name" or "prefix", "thresholds",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // HTTP is the server's: the listener, the requests' limits, who the
@@ -78,8 +78,8 @@ type MySQL struct {
 
 // Validate checks the MySQL settings.
 func (m MySQL) Validate() error {
-	if _, err := mysql.ParseDSN(m.DSN); err != nil {
-		return fmt.Errorf("COUNTERS_MYSQL_DSN: %v", err)
+	if _, err := storage.ParseDSN(m.DSN); err != nil {
+		return fmt.Errorf("COUNTERS_MYSQL_DSN: %v", errors.Unwrap(err))
 	}
 	if m.MaxOpenConns < 1 {
 		return errors.New("COUNTERS_MYSQL_MAX_CONNS: must be at least 1")

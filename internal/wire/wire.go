@@ -29,7 +29,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -48,7 +47,7 @@ import (
 // Service is the running service: its HTTP application and the parts tests
 // look into.
 type Service struct {
-	App      *fiber.App
+	App      *app.App
 	Registry *prometheus.Registry
 
 	DB          *storage.DB
