@@ -22,8 +22,9 @@ type Options struct {
 	// MaxRound bounds how many queued increments one round (one statement
 	// or transaction) carries. Default DefaultMaxRound.
 	MaxRound int
-	// MaxInFlight bounds how many statements or transactions run at once.
-	// Default DefaultMaxInFlight.
+	// MaxInFlight bounds how many statements or transactions run at once:
+	// how many do, below it, the coalescer finds by measuring what the
+	// database answers (batch.Options.Adaptive). Default DefaultMaxInFlight.
 	MaxInFlight int
 	// MaxPerCounter bounds how many of those touch one counter at once.
 	// Default 2: InnoDB releases the row lock before the commit's log flush,
@@ -40,7 +41,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxRound    = 1024
-	DefaultMaxInFlight = 4
+	DefaultMaxInFlight = 16
 )
 
 // Store is a counters.Store whose increments are coalesced; the other
@@ -105,11 +106,17 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &coalescer{store: store, opts: o, busy: map[string]int{}, metrics: newMetrics(o.Registerer)}
+	c := &coalescer{store: store, opts: o, busy: map[string]int{}}
+	c.metrics = newMetrics(o.Registerer, func() int { return c.q.Limit() })
 	c.q = batch.New(c.run, batch.Options[step, int64]{
 		MaxInFlight: o.MaxInFlight,
-		GrowAt:      spawnAt,
-		// Idle: the statement runs at once, on the request's goroutine.
+		// How many rounds run at once follows the database: one or two
+		// large ones where MySQL shares the service's few cores, many
+		// where it has cores of its own, a network hop away. A fixed
+		// number tuned on one machine is wrong on the other.
+		Adaptive: true,
+		// A request that starts a round runs it on its own goroutine:
+		// when idle, at once, as if there were no coalescer.
 		Inline: true,
 		Choose: c.chooser,
 		Taken:  func(round []*waiter) { c.hold(round, 1) },
@@ -130,14 +137,6 @@ func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64
 	}
 	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; the change may or may not have been applied.")
 }
-
-// spawnAt is how many increments must be queued per statement in flight
-// before another statement starts beside them. Below it, the queue waits
-// for a running round to end and joins the next one: fewer, larger rounds,
-// which is what makes a commit cheap per increment, since a statement and
-// its commit cost the server far more than one more row in it. The queue
-// still grows a second statement when one stalls, say on a row lock.
-const spawnAt = 64
 
 // chooser picks the next round: up to MaxRound waiters, in arrival order.
 // Per counter it takes only a run of increments of one sign (zeros join

@@ -12,9 +12,10 @@ type metrics struct {
 	carried    *prometheus.HistogramVec
 }
 
-// newMetrics registers the metrics with reg; with reg nil they are kept
-// but not exported.
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics registers the metrics with reg, and the gauge of how many
+// rounds may run at once now (limit); with reg nil they are kept but not
+// exported.
+func newMetrics(reg prometheus.Registerer, limit func() int) *metrics {
 	m := &metrics{
 		statements: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "counters_coalesce_statements_total",
@@ -27,7 +28,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.statements, m.carried)
+		reg.MustRegister(m.statements, m.carried, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "counters_coalesce_rounds_limit",
+			Help: "How many coalesced statements may run at once, as the coalescer has found from the database's throughput.",
+		}, func() float64 { return float64(limit()) }))
 	}
 	return m
 }

@@ -77,13 +77,20 @@ const (
 type Options[T, R any] struct {
 	// MaxInFlight bounds the batches that run at once. Default 1.
 	MaxInFlight int
+	// Adaptive makes MaxInFlight a ceiling: how many batches run at once
+	// is then found by measuring throughput (see climber), starting at
+	// one, and a batch starts whenever the limit has room (GrowAt is not
+	// used).
+	Adaptive bool
 	// GrowAt is how many calls must wait per batch in flight before
 	// another batch starts beside them; below it, waiting calls join the
 	// batch after the one in flight, which makes batches larger. Default 1.
 	GrowAt int
-	// Inline runs a call that finds the queue idle on its caller's
-	// goroutine, as a batch of one (run is told it is alone), and saves the
-	// hand-over to another goroutine and back.
+	// Inline runs a batch that a caller starts on the caller's own
+	// goroutine, and saves the hand-over to another goroutine and back: a
+	// call that finds the queue idle as a batch of one (run is told it is
+	// alone), and, with Adaptive, a call that finds room for another batch
+	// with whatever waits beside it.
 	Inline bool
 	// WaitSent makes a caller whose context ends after a batch took its
 	// call wait for the batch's answer, which is then never a guess;
@@ -114,6 +121,7 @@ type Queue[T, R any] struct {
 	mu       sync.Mutex
 	pending  []*Call[T, R]
 	inFlight int
+	climber  *climber      // with Options.Adaptive
 	parked   int           // lingering senders no call has woken yet
 	wake     chan struct{} // one token a woken sender; capacity MaxInFlight
 }
@@ -123,7 +131,11 @@ type Queue[T, R any] struct {
 func New[T, R any](run func(batch []*Call[T, R], alone bool), o Options[T, R]) *Queue[T, R] {
 	o.MaxInFlight = max(o.MaxInFlight, 1)
 	o.GrowAt = max(o.GrowAt, 1)
-	return &Queue[T, R]{run: run, o: o, wake: make(chan struct{}, o.MaxInFlight)}
+	q := &Queue[T, R]{run: run, o: o, wake: make(chan struct{}, o.MaxInFlight)}
+	if o.Adaptive {
+		q.climber = newClimber(o.MaxInFlight)
+	}
+	return q
 }
 
 // Do queues req and waits for its answer, or until ctx ends (an
@@ -150,11 +162,18 @@ func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
 	}
 	c.done = make(chan struct{})
 	q.pending = append(q.pending, c)
-	if q.inFlight < q.o.MaxInFlight && len(q.pending) >= q.o.GrowAt*q.inFlight {
+	switch {
+	case !q.room():
+		q.heldBack()
+		q.mu.Unlock()
+	case q.o.Inline && q.climber != nil:
+		q.inFlight++
+		q.lead(c)
+	default:
 		q.inFlight++
 		q.send()
+		q.mu.Unlock()
 	}
-	q.mu.Unlock()
 
 	select {
 	case <-c.done:
@@ -192,6 +211,60 @@ func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
 	if q.o.Done != nil {
 		q.o.Done(batch)
 	}
+	if q.climber != nil {
+		q.climber.ran(len(batch), time.Now())
+	}
+}
+
+// room says whether a call just queued may start another batch. Caller
+// holds mu.
+func (q *Queue[T, R]) room() bool {
+	if q.climber != nil {
+		return q.inFlight < q.climber.limit
+	}
+	return q.inFlight < q.o.MaxInFlight && len(q.pending) >= q.o.GrowAt*q.inFlight
+}
+
+// heldBack tells the climber that the limit kept a call waiting. Caller
+// holds mu.
+func (q *Queue[T, R]) heldBack() {
+	if q.climber != nil && q.inFlight >= q.climber.limit {
+		q.climber.queued = true
+	}
+}
+
+// Limit is how many batches may run at once now: MaxInFlight, or what
+// the queue has found with Adaptive.
+func (q *Queue[T, R]) Limit() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.climber != nil {
+		return q.climber.limit
+	}
+	return q.o.MaxInFlight
+}
+
+// lead runs, on the goroutine of the caller whose call c took a place in
+// flight, the next batch (with c in it unless the chooser left it for
+// later), then hands the place on as an inline batch does. It unlocks mu.
+func (q *Queue[T, R]) lead(c *Call[T, R]) {
+	batch := q.take()
+	if len(batch) == 0 {
+		q.inFlight--
+		q.mu.Unlock()
+		return
+	}
+	q.took(batch)
+	q.mu.Unlock()
+	q.run(batch, len(batch) == 1 && batch[0] == c)
+	q.mu.Lock()
+	q.ran(batch)
+	if len(q.pending) > 0 {
+		q.send()
+	} else {
+		q.inFlight--
+	}
+	q.mu.Unlock()
 }
 
 // send puts a sender to work on the place in flight its caller took: a

@@ -221,10 +221,15 @@ func TestTheChooserShapesEachBatch(t *testing.T) {
 }
 
 // Also with senders that linger between spells: a call may wake one as
-// it gives up, and the places in flight stay bounded all the same.
+// it gives up, and the places in flight stay bounded all the same; and
+// with an adaptive limit, whose callers run the batches they start.
 func TestMaxInFlightBoundsTheBatchesThatRunAtOnce(t *testing.T) {
-	for _, linger := range []time.Duration{0, time.Millisecond} {
-		t.Run(fmt.Sprint("linger ", linger), func(t *testing.T) {
+	for _, tc := range []struct {
+		linger   time.Duration
+		adaptive bool
+	}{{0, false}, {time.Millisecond, false}, {0, true}, {time.Millisecond, true}} {
+		linger := tc.linger
+		t.Run(fmt.Sprint("linger ", linger, " adaptive ", tc.adaptive), func(t *testing.T) {
 			var running, most atomic.Int32
 			var taken, done atomic.Int32
 			const max = 3
@@ -237,7 +242,7 @@ func TestMaxInFlightBoundsTheBatchesThatRunAtOnce(t *testing.T) {
 				for _, c := range b {
 					c.Answer(c.Req, nil)
 				}
-			}, batch.Options[int, int]{MaxInFlight: max, Inline: true, Linger: linger,
+			}, batch.Options[int, int]{MaxInFlight: max, Inline: true, Linger: linger, Adaptive: tc.adaptive,
 				Taken: func(b []*batch.Call[int, int]) { taken.Add(int32(len(b))) },
 				Done:  func(b []*batch.Call[int, int]) { done.Add(int32(len(b))) }})
 			var wg sync.WaitGroup
