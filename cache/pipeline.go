@@ -10,17 +10,20 @@ import (
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
-// Pipeline bounds. One pipeline in flight at a time: commands that arrive
-// while it travels wait at most one round trip and then leave together.
-// More senders would split the queue into pipelines of about one command
-// each, which costs as much as sending every command alone.
+// Pipeline bounds. Commands that arrive while pipelines travel wait at
+// most one round trip and then leave together. How many pipelines travel
+// at once follows Redis's throughput (batch.Options.Adaptive), up to
+// maxSenders: on a small box one, since more would split the queue into
+// pipelines of about one command each, which costs as much as sending
+// every command alone; on a big one, a second while Redis works on the
+// first, so that one Redis core is never left waiting on the service.
 //
 // A sender lingers a while after the queue empties, so that the next busy
 // spell does not start a new goroutine: under the bench's page hits most
 // pipelines began a spell, and each new sender grew its stack again for
 // go-redis (runtime.newstack, 2-4% of the service's CPU).
 const (
-	maxSenders   = 1
+	maxSenders   = 4
 	maxPipeline  = 256
 	senderLinger = time.Second
 )
@@ -81,7 +84,7 @@ type queued struct {
 
 // newPipeline readies p's queue.
 func newPipeline(p pipeline) *pipeline {
-	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Linger: senderLinger, Choose: chooser})
+	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, Linger: senderLinger, Choose: chooser})
 	return &p
 }
 
