@@ -31,6 +31,7 @@ type climber struct {
 	queued bool      // the limit held a call back in the window
 
 	probing bool    // the window measures limit, moved from the settled one
+	settle  bool    // the window after a move: batches of the old limit are still in it
 	base    float64 // calls a second at the settled limit
 	hold    int     // windows to stay before the next probe
 	backoff int     // hold after the next failed probe
@@ -45,7 +46,7 @@ const (
 	climbCalls   = 64
 	climbGain    = 1.02
 	climbHoldMin = 4
-	climbHoldMax = 64
+	climbHoldMax = 32
 )
 
 func newClimber(max int) *climber {
@@ -71,12 +72,14 @@ func (l *climber) ran(calls int, now time.Time) {
 		// learnt nothing; measure again from where it settled.
 		if l.probing {
 			l.limit -= l.dir
-			l.probing = false
+			l.probing, l.settle = false, false
 		}
 		l.base = 0
 		return
 	}
 	switch {
+	case l.settle:
+		l.settle = false
 	case l.probing && rate > l.base*climbGain:
 		// Better: settle here and go on the same way at once.
 		l.probing, l.base, l.backoff = false, rate, climbHoldMin
@@ -95,7 +98,7 @@ func (l *climber) ran(calls int, now time.Time) {
 	default:
 		l.base = (l.base + rate) / 2
 		if next := l.limit + l.dir; next >= 1 && next <= l.max {
-			l.limit, l.probing = next, true
+			l.limit, l.probing, l.settle = next, true, true
 		} else {
 			l.dir = -l.dir
 		}
