@@ -121,9 +121,14 @@ type Queue[T, R any] struct {
 	mu       sync.Mutex
 	pending  []*Call[T, R]
 	inFlight int
-	climber  *climber      // with Options.Adaptive
-	parked   int           // lingering senders no call has woken yet
-	wake     chan struct{} // one token a woken sender; capacity MaxInFlight
+	climber  *climber // with Options.Adaptive
+	// stuck says that the last batch a caller tried to lead found nothing
+	// the chooser would take (say, every waiting call's counter is busy):
+	// until a batch ends, only a call the chooser takes leads another,
+	// rather than every arrival scanning the queue in vain.
+	stuck  bool
+	parked int           // lingering senders no call has woken yet
+	wake   chan struct{} // one token a woken sender; capacity MaxInFlight
 }
 
 // New returns a queue whose batches run does; alone says that the batch is
@@ -167,6 +172,10 @@ func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
 		q.heldBack()
 		q.mu.Unlock()
 	case q.o.Inline && q.climber != nil:
+		if q.stuck && !q.takes(c) {
+			q.mu.Unlock()
+			break
+		}
 		q.inFlight++
 		q.lead(c)
 	default:
@@ -201,6 +210,12 @@ func (q *Queue[T, R]) chosen(c *Call[T, R]) bool {
 	return true
 }
 
+// takes says whether the chooser would take c into a batch of its own.
+// Caller holds mu.
+func (q *Queue[T, R]) takes(c *Call[T, R]) bool {
+	return q.o.Choose == nil || q.o.Choose()(c.Req) == Take
+}
+
 func (q *Queue[T, R]) took(batch []*Call[T, R]) {
 	if q.o.Taken != nil {
 		q.o.Taken(batch)
@@ -208,6 +223,7 @@ func (q *Queue[T, R]) took(batch []*Call[T, R]) {
 }
 
 func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
+	q.stuck = false
 	if q.o.Done != nil {
 		q.o.Done(batch)
 	}
@@ -251,6 +267,7 @@ func (q *Queue[T, R]) lead(c *Call[T, R]) {
 	batch := q.take()
 	if len(batch) == 0 {
 		q.inFlight--
+		q.stuck = true
 		q.mu.Unlock()
 		return
 	}
