@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
@@ -172,6 +174,58 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 				t.Fatalf("by ref %v, total %d; want %v, total 1820", got, total, want)
 			}
 		})
+	}
+}
+
+// Two processes (two stores, each with its own pool) writing new values of
+// one counter at once still keep exactly the bound: each decides under the
+// counter's row lock, which the other's write holds until its commit.
+func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	const bound, writers, each = 10, 8, 15
+	var stores []*storage.CounterStore
+	var db *storage.DB
+	for range 2 {
+		s, d := storetest.OpenStore(t, dsn)
+		stores = append(stores, labelledStore(t, s, bound))
+		db = d
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[w%2]
+			for i := range each {
+				parts := []counters.Part{
+					{At: at, By: 1, Labels: counters.Labels{"ref": fmt.Sprintf("w%d-%d", w, i)}},
+					{At: at, By: 2, Labels: counters.Labels{"ref": fmt.Sprintf("w%d-%d-b", w, i)}},
+				}
+				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 3, Parts: parts}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var stored int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	got, total := breakdownOf(t, stores[0], "page", "", "ref")
+	var sum int64
+	for _, n := range got {
+		sum += n
+	}
+	if stored != bound || total != 3*writers*each || sum != total {
+		t.Fatalf("%d values stored, rows add up to %d, total %d; want %d values and %d", stored, sum, total, bound, 3*writers*each)
 	}
 }
 
