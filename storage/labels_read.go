@@ -95,18 +95,22 @@ func labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, fr
 
 // countsByName sums each counter's history under prefix over the days:
 // its counter_history rows (one range of the (day, name) key per day) and
-// its slot, in one statement.
+// its slot, in one statement. Each quarter's column is summed on its own
+// and the sums added once per counter: adding the 96 columns in every
+// row first took about 1.5 times as long (1,000 counters, 30 days of 8
+// quarters: 0.62 to 0.70 s against 0.37 to 0.51 s, on the shared two-core
+// machine).
 func countsByName(ctx context.Context, tx *sql.Tx, prefix string, from, to time.Time) (map[string]*big.Int, error) {
 	var sum strings.Builder
 	for q := range history.QuartersPerDay {
 		if q > 0 {
 			sum.WriteString(" + ")
 		}
-		sum.WriteString("COALESCE(q" + strconv.Itoa(q) + ", 0)")
+		sum.WriteString("COALESCE(SUM(q" + strconv.Itoa(q) + "), 0)")
 	}
 	cond, days := dayRange(from, to)
 	like := likePrefix(prefix)
-	rows, err := tx.QueryContext(ctx, "SELECT name, SUM("+sum.String()+") FROM counter_history WHERE "+cond+
+	rows, err := tx.QueryContext(ctx, "SELECT name, "+sum.String()+" FROM counter_history WHERE "+cond+
 		" AND name LIKE ? ESCAPE '!' GROUP BY name"+
 		" UNION ALL SELECT name, history_sum FROM counter WHERE name LIKE ? ESCAPE '!' AND history_quarter >= ? AND history_quarter < ?",
 		append(days, like, like, quarterNumber(from), quarterNumber(to))...)
