@@ -147,10 +147,18 @@ func WithAnswerFunc(ctx context.Context, f func(body []byte)) context.Context {
 }
 
 // CallOption is an optional part of one call, given after its arguments:
-// IdempotencyKey.
+// IdempotencyKey, Labels.
 type CallOption struct {
-	key string
+	key    string
+	labels map[string]string
 }
+
+// Labels sends an Increment with these labels ({"channel": "web"}): each
+// value is counted with the step, in the same transaction, and read back
+// by Breakdown. At most 8; a key is 1 to 32 characters of a-z, 0-9 and _,
+// a value 1 to 128 bytes of printable UTF-8, else InvalidArgument and
+// nothing changed. Batch items carry theirs in Step.Labels.
+func Labels(labels map[string]string) CallOption { return CallOption{labels: labels} }
 
 // IdempotencyKey sends the call (Increment, Set, Batch, Import) with this
 // Idempotency-Key (1 to 255 printable ASCII characters) instead of one made
@@ -167,6 +175,17 @@ func (r *request) with(opts []CallOption) {
 			r.key = o.key
 		}
 	}
+}
+
+// labelsOf are the labels the call's options give; nil for none.
+func labelsOf(opts []CallOption) map[string]string {
+	var labels map[string]string
+	for _, o := range opts {
+		if o.labels != nil {
+			labels = o.labels
+		}
+	}
+	return labels
 }
 
 type idempotencyKeyKey struct{}

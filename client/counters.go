@@ -22,11 +22,14 @@ type Counter struct {
 // Increment adds by (negative and 0 allowed) to the counter name, creating
 // it at 0 first, and returns the value this increment produced. A retry
 // that follows a lost answer is recognised by the service and counts once.
-// Errors: OutOfRange (past int64 or the bounds; nothing changed),
-// PermissionDenied, InvalidArgument, Conflict (IdempotencyKey reused for
-// another request).
+// With Labels, the step carries them. Errors: OutOfRange (past int64 or
+// the bounds; nothing changed), PermissionDenied, InvalidArgument,
+// Conflict (IdempotencyKey reused for another request).
 func (c *Client) Increment(ctx context.Context, name string, by int64, call ...CallOption) (int64, error) {
-	body, err := jsonBody(map[string]int64{"by": by})
+	body, err := jsonBody(struct {
+		By     int64             `json:"by"`
+		Labels map[string]string `json:"labels,omitempty"`
+	}{by, labelsOf(call)})
 	if err != nil {
 		return 0, err
 	}
@@ -182,10 +185,11 @@ func (c *Client) reset(ctx context.Context, req map[string]any) (int64, error) {
 	return out.Reset, err
 }
 
-// Step is one increment of a Batch.
+// Step is one increment of a Batch, with its labels (see Labels).
 type Step struct {
-	Name string `json:"name"`
-	By   int64  `json:"by"`
+	Name   string            `json:"name"`
+	By     int64             `json:"by"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Value is a counter's name and the value a write produced.

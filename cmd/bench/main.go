@@ -47,6 +47,7 @@ var scenarios = []scenario{
 	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
 	{"hits", "page hits from distinct visitors: the default abuse limits and visitors against none, and against Abacus with its limiter (-url-abacus)", []string{"nolimits"}, false, (*bench).hits},
 	{"history", "increments with history against without (hot, 1,000 counters), p99 of history reads from a year of 10,000 counters' history, and the hot counter with a retention pass beside it against alone", []string{"nohistory"}, false, (*bench).history},
+	{"breakdowns", "the hot counter with 8 labels and without against an instance with breakdowns off (alternating), and p50 of a 30-day breakdown of a 1,000-counter prefix seeded with history and labels", []string{"nobreakdowns"}, false, (*bench).breakdowns},
 	{"before", "increments, history on (hot, 1,000 counters), and page hits, against the code of -before-commit (served as -url-before)", []string{"before"}, false, (*bench).before},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},
 	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
@@ -64,6 +65,7 @@ var instances = []struct{ name, about string }{
 	{"nocache", "the same service without Redis (COUNTERS_REDIS_URL empty)"},
 	{"nolimits", "the same service with COUNTERS_HITS_RATE_LIMIT=0, COUNTERS_HITS_DEDUP_WINDOW=0s and COUNTERS_VISITORS=false"},
 	{"nohistory", "the same service with COUNTERS_HISTORY=false"},
+	{"nobreakdowns", "the same service with COUNTERS_BREAKDOWNS=false"},
 	{"token", "the same service with COUNTERS_API_TOKEN set to -admin-token"},
 	{"lease250ms", "the same service with COUNTERS_CACHE_LEASE=250ms"},
 	{"lease1s", "the same service with COUNTERS_CACHE_LEASE=1s"},
@@ -218,8 +220,8 @@ func (c config) check() error {
 		if s.raw && c.dsn == "" {
 			errs = append(errs, fmt.Errorf("-scenario %s needs -dsn", s.name))
 		}
-		if s.name == "history" && c.serviceDSN == "" {
-			errs = append(errs, errors.New("-scenario history needs -service-dsn"))
+		if (s.name == "history" || s.name == "breakdowns") && c.serviceDSN == "" {
+			errs = append(errs, fmt.Errorf("-scenario %s needs -service-dsn", s.name))
 		}
 		if s.name == "import" && c.importPID <= 0 {
 			errs = append(errs, errors.New("-scenario import needs -pid-import"))

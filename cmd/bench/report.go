@@ -48,21 +48,22 @@ type ticketsResult struct {
 // report holds what the scenarios that ran measured; nil or empty for the
 // others.
 type report struct {
-	hot      []hotRow
-	latency  *latencyResult
-	uniform  *uniformResult
-	read     *readResult
-	lease    []leaseRow
-	hits     *hitsResult
-	keys     *keysResult
-	webhooks *webhooksResult
-	tickets  *ticketsResult
-	history  *historyResult
-	before   *beforeResult
-	imports  *importResult
-	live     *liveResult
-	cores    []coresRow
-	peakRSS  int64
+	hot        []hotRow
+	latency    *latencyResult
+	uniform    *uniformResult
+	read       *readResult
+	lease      []leaseRow
+	hits       *hitsResult
+	keys       *keysResult
+	webhooks   *webhooksResult
+	tickets    *ticketsResult
+	history    *historyResult
+	breakdowns *breakdownsResult
+	before     *beforeResult
+	imports    *importResult
+	live       *liveResult
+	cores      []coresRow
+	peakRSS    int64
 }
 
 func (r *report) write(dir string) error {
@@ -160,6 +161,9 @@ func (r *report) write(dir string) error {
 			targetConns, num(float64(h.retained)), num(h.hotRetention.RPS), num(h.hotAlone.RPS)),
 			ratio(h.hotRetention.RPS, h.hotAlone.RPS), ">= 0.9x", h.hotRetention.RPS >= 0.9*h.hotAlone.RPS)
 	}
+	if bd := r.breakdowns; bd != nil {
+		bd.summary(row)
+	}
 	if bf := r.before; bf != nil {
 		for _, br := range bf.rows() {
 			row(fmt.Sprintf("%s: now %s/s over %s's %s/s", br.name, num(br.now.RPS), bf.commit, num(br.old.RPS)),
@@ -252,6 +256,9 @@ func (r *report) httpBad() int64 {
 	}
 	if l := r.live; l != nil {
 		loads = append(loads, l.without, l.with)
+	}
+	if bd := r.breakdowns; bd != nil {
+		loads = append(loads, bd.loads()...)
 	}
 	if k := r.keys; k != nil {
 		loads = append(loads, k.scoped, k.admin)

@@ -17,7 +17,10 @@ import (
 
 var commands = []command{
 	{words: "inc", args: "NAME [BY]", minArgs: 1, maxArgs: 2, about: "add BY (default 1, may be negative) and print the new value",
-		flags: keyFlag, run: inc},
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringArray("label", nil, "KEY=VALUE: a label the step carries (repeat for more, at most 8)")
+			keyFlag(fs)
+		}, run: inc},
 	{words: "get", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value", run: get},
 	{words: "ready", about: "exit 0 when the service is ready to serve (GET /readyz), 1 when not: a health check", run: ready},
 	{words: "set", args: "NAME VALUE", minArgs: 2, maxArgs: 2, about: "set the value; --min/--max N set a bound, none removes it",
@@ -38,6 +41,15 @@ var commands = []command{
 			fs.String("tz", "", "the IANA zone where days and months start (default UTC)")
 			fs.Bool("prefix", false, "NAME is a prefix: sum every counter under it")
 		}, run: history},
+	{words: "breakdown", args: "NAME", minArgs: 1, maxArgs: 1, about: "print VALUE<TAB>COUNT per value of --by, largest first, then (more)<TAB>COUNT for the rest",
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("by", "", "the label to split by, or name (with --prefix: by counter) (required)")
+			fs.String("from", "", "the first day: RFC 3339, YYYY-MM-DD or YYYY-MM")
+			fs.String("to", "", "the end of the range (not included)")
+			fs.String("tz", "", "the IANA zone of --from and --to (default UTC)")
+			fs.Int("limit", 0, "the most rows (default 20)")
+			fs.Bool("prefix", false, "NAME is a prefix: every counter under it")
+		}, run: breakdown},
 	{words: "watch", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value, then a line per new value, until interrupted", run: watch, unbounded: true},
 	{words: "export", args: "[PREFIX]", maxArgs: 1, about: "print every counter under PREFIX as JSON lines", run: export},
 	{words: "import", args: "FILE", minArgs: 1, maxArgs: 1, about: "import JSON lines (FILE, or - for stdin; .gz is gunzipped by the service); print the report",
@@ -108,11 +120,36 @@ func inc(e *env) error {
 			return err
 		}
 	}
-	v, err := e.c.Increment(e.ctx, e.args[0], by, e.keyed()...)
+	call := e.keyed()
+	labels, err := e.labels()
+	if err != nil {
+		return err
+	}
+	if labels != nil {
+		call = append(call, client.Labels(labels))
+	}
+	v, err := e.c.Increment(e.ctx, e.args[0], by, call...)
 	if err == nil {
 		e.print("%d", v)
 	}
 	return err
+}
+
+// labels reads the --label KEY=VALUE flags; nil when none.
+func (e *env) labels() (map[string]string, error) {
+	list, _ := e.fs.GetStringArray("label")
+	if len(list) == 0 {
+		return nil, nil
+	}
+	labels := map[string]string{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--label must be KEY=VALUE, not %q", kv)
+		}
+		labels[k] = v
+	}
+	return labels, nil
 }
 
 func get(e *env) error {
@@ -188,10 +225,7 @@ func reset(e *env) error {
 func history(e *env) error {
 	opts := client.HistoryOptions{Step: client.HistoryStep(e.str("step")), TZ: e.str("tz")}
 	var err error
-	if opts.From, err = historyTime(e.str("from"), opts.TZ, "--from"); err != nil {
-		return err
-	}
-	if opts.To, err = historyTime(e.str("to"), opts.TZ, "--to"); err != nil {
+	if opts.From, opts.To, err = e.timeRange(opts.TZ); err != nil {
 		return err
 	}
 	var h client.History
@@ -207,6 +241,43 @@ func history(e *env) error {
 		e.print("%s\t%d", p.Start.Format(time.RFC3339), p.Count)
 	}
 	return nil
+}
+
+func breakdown(e *env) error {
+	by := e.str("by")
+	if by == "" {
+		return usagef("--by is required: a label, or name")
+	}
+	limit, _ := e.fs.GetInt("limit")
+	opts := client.BreakdownOptions{TZ: e.str("tz"), Limit: limit}
+	var err error
+	if opts.From, opts.To, err = e.timeRange(opts.TZ); err != nil {
+		return err
+	}
+	read := e.c.Breakdown
+	if e.str("prefix") == "true" {
+		read = e.c.PrefixBreakdown
+	}
+	b, err := read(e.ctx, e.args[0], by, opts)
+	if err != nil {
+		return err
+	}
+	for _, r := range b.Rows {
+		e.print("%s\t%d", r.Value, r.Count)
+	}
+	if b.More != 0 {
+		e.print("(more)\t%d", b.More)
+	}
+	return nil
+}
+
+// timeRange reads --from and --to (see historyTime).
+func (e *env) timeRange(tz string) (from, to time.Time, err error) {
+	if from, err = historyTime(e.str("from"), tz, "--from"); err != nil {
+		return from, to, err
+	}
+	to, err = historyTime(e.str("to"), tz, "--to")
+	return from, to, err
 }
 
 // historyTime reads --from or --to as the service reads from and to: an

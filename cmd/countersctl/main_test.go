@@ -114,6 +114,15 @@ func TestCounterCommandsPrintTheirAnswers(t *testing.T) {
 		{args: args("inc", "sales/x", "5", "--idempotency-key", "order-1"), out: "5\n"},
 		{args: args("inc", "sales/x", "6", "--idempotency-key", "order-1"), code: 1, err: "(conflict)"},
 		{args: args("get", "sales/x"), out: "5\n"},
+		// Labels ride on increments and come back as a breakdown.
+		{args: args("inc", "shop/book", "3", "--label", "channel=web", "--label", "region=EU"), out: "3\n"},
+		{args: args("inc", "shop/book", "2", "--label", "channel=shop"), out: "5\n"},
+		{args: args("inc", "shop/book", "--label", "Channel=web"), code: 1, err: "(invalid_argument)"},
+		{args: args("inc", "shop/book", "--label", "channel"), code: 2, err: "KEY=VALUE"},
+		{args: args("breakdown", "shop/book", "--by", "channel"), out: "web\t3\nshop\t2\n"},
+		{args: args("breakdown", "shop/book", "--by", "region", "--limit", "1"), out: "EU\t3\n(more)\t2\n"},
+		{args: args("breakdown", "shop/", "--prefix", "--by", "name"), out: "shop/book\t5\n"},
+		{args: args("breakdown", "shop/book"), code: 2, err: "--by"},
 		// --json prints the service's own answer, wherever the flag stands.
 		{args: args("--json", "inc", "docs/index.html"), out: `{"name":"docs/index.html","value":2}` + "\n"},
 		{args: args("inc", "docs/index.html", "--json"), out: `{"name":"docs/index.html","value":3}` + "\n"},

@@ -274,6 +274,39 @@ func TestHistoryCountsIncrementsOfToday(t *testing.T) {
 	}
 }
 
+// Labels ride on increments, batch items and keyed retries, and come back
+// as a breakdown that adds up to the history.
+func TestLabelledIncrementsComeBackAsABreakdown(t *testing.T) {
+	c, ctx := newClient(t, shared.URL, client.Options{})
+	web := client.Labels(map[string]string{"channel": "web", "region": "EU"})
+	if _, err := c.Increment(ctx, "shopbd/a", 3, web); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a retry with the same key counts once
+		if _, err := c.Increment(ctx, "shopbd/a", 2, web, client.IdempotencyKey("sale-1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Batch(ctx, []client.Step{{Name: "shopbd/a", By: 4, Labels: map[string]string{"channel": "shop"}}, {Name: "shopbd/b", By: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Breakdown(ctx, "shopbd/a", "channel", client.BreakdownOptions{})
+	want := []client.BreakdownRow{{Value: "web", Count: 5}, {Value: "shop", Count: 4}}
+	if err != nil || b.Total != 9 || b.More != 0 || fmt.Sprint(b.Rows) != fmt.Sprint(want) || b.By != "channel" {
+		t.Errorf("Breakdown = %+v, %v; want rows %v of 9", b, err, want)
+	}
+	p, err := c.PrefixBreakdown(ctx, "shopbd/", client.ByName, client.BreakdownOptions{Limit: 1, TZ: "Europe/Berlin"})
+	if err != nil || p.Total != 10 || p.More != 1 || len(p.Rows) != 1 || p.Rows[0] != (client.BreakdownRow{Value: "shopbd/a", Count: 9}) {
+		t.Errorf("PrefixBreakdown by name = %+v, %v", p, err)
+	}
+	if _, err := c.Increment(ctx, "shopbd/a", 1, client.Labels(map[string]string{"Channel": "web"})); !errors.Is(err, client.InvalidArgument) {
+		t.Errorf("a bad label: %v, want invalid_argument", err)
+	}
+	if _, err := c.Breakdown(ctx, "shopbd/none", "channel", client.BreakdownOptions{}); !errors.Is(err, client.NotFound) {
+		t.Errorf("a missing counter: %v, want not_found", err)
+	}
+}
+
 // A key made by the admin works within its prefixes and nowhere else, and
 // stops working once deleted.
 func TestKeysLimitWhatTheirHolderTouches(t *testing.T) {

@@ -23,22 +23,27 @@ import (
 // those plus the 503s (which say they may or may not have been applied),
 // and its history counts exactly what its value holds.
 // Both coalesced paths are driven: one hot counter, and many counters that
-// share multi-row statements.
+// share multi-row statements; and labelled increments, whose labels commit
+// with their steps: each counter's breakdown by a label that every step
+// carried adds up to its value, with no "(none)".
 func TestMySQLOutageGives503AndRecovers(t *testing.T) {
 	for _, load := range []struct {
 		name              string
 		workers, counters int
+		labelled          bool
 	}{
-		{"one hot counter", 4, 1},
-		{"many counters", 16, 40},
+		{"one hot counter", 4, 1, false},
+		{"many counters", 16, 40, false},
+		{"labelled, one hot counter", 4, 1, true},
+		{"labelled, many counters", 16, 40, true},
 	} {
 		t.Run(load.name, func(t *testing.T) {
-			testMySQLOutage(t, load.workers, load.counters)
+			testMySQLOutage(t, load.workers, load.counters, load.labelled)
 		})
 	}
 }
 
-func testMySQLOutage(t *testing.T, workers, counters int) {
+func testMySQLOutage(t *testing.T, workers, counters int, labelled bool) {
 	m := testenv.StartMariaDB(t)
 	e := apptest.NewWithDSN(t, m.DSN("outage"), func(c *wire.Config) { c.MySQL.Timeout = 2 * time.Second })
 
@@ -58,8 +63,12 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 				default:
 				}
 				c := i % counters
+				body := ""
+				if labelled {
+					body = `{"labels": {"channel": "c` + strconv.Itoa(i%3) + `", "worker": "w` + strconv.Itoa(w) + `"}}`
+				}
 				start := time.Now()
-				r, err := e.TryDo("POST", "/v1/counters/load"+strconv.Itoa(c)+"/increment", "")
+				r, err := e.TryDo("POST", "/v1/counters/load"+strconv.Itoa(c)+"/increment", body)
 				if d := int64(time.Since(start)); d > maxLatency.Load() {
 					maxLatency.Store(d)
 				}
@@ -140,6 +149,9 @@ func testMySQLOutage(t *testing.T, workers, counters int) {
 		} else if r.Decode(t, &h); h.Total != stored {
 			t.Errorf("load%d: history counts %d, the value is %d", c, h.Total, stored)
 		}
+		if labelled {
+			checkLabelsAddUp(t, e, "load"+strconv.Itoa(c), stored)
+		}
 		totalAcked += a
 		totalMaybe += mb
 	}
@@ -199,4 +211,34 @@ func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
 	m.Thaw()
 	thawed = true
 	e.WaitRecovered(t, "/v1/counters/h/increment")
+}
+
+// checkLabelsAddUp checks that the breakdowns of name by the labels every
+// step carried add up to its value, with no step left unlabelled.
+func checkLabelsAddUp(t *testing.T, e *apptest.Env, name string, stored int64) {
+	t.Helper()
+	for _, by := range []string{"channel", "worker"} {
+		var b struct {
+			Total, More int64
+			Rows        []struct {
+				Value string
+				Count int64
+			}
+		}
+		r := e.Do(t, "GET", "/v1/counters/"+name+"/breakdown?by="+by, "")
+		if r.Status != 200 {
+			t.Fatalf("breakdown of %s: %d %s", name, r.Status, r.Body)
+		}
+		r.Decode(t, &b)
+		sum := b.More
+		for _, row := range b.Rows {
+			sum += row.Count
+			if row.Value == "(none)" {
+				t.Errorf("%s by %s: %d steps counted without their label", name, by, row.Count)
+			}
+		}
+		if b.Total != stored || sum != stored {
+			t.Errorf("%s by %s: total %d, rows %d; the value is %d", name, by, b.Total, sum, stored)
+		}
+	}
 }

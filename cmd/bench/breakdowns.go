@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// The breakdowns scenario: what labels cost increments (the same loads
+// against an instance with COUNTERS_BREAKDOWNS=false, which drops labels,
+// alternating), and how fast a 30-day breakdown of a 1,000-counter prefix
+// is read from a table seeded with a month of history and labels.
+const (
+	breakdownPrefix   = "bench/b/" // the seeded counters: bench/b/000 to bench/b/999
+	breakdownCounters = 1000
+	breakdownDays     = 30
+	breakdownFirstDay = "2025-03-01"
+	breakdownConns    = 4
+	// The labelled hot counter carries 8 labels, as a page hit will.
+	labelledHotPath = "/v1/counters/bench%2Fbd-labelled/increment"
+	plainHotPath    = "/v1/counters/bench%2Fbd-plain/increment"
+)
+
+// Targets of the breakdowns scenario.
+const (
+	labelledTarget   = 0.85
+	unlabelledTarget = 0.97
+	breakdownP50     = 100 * time.Millisecond
+)
+
+type breakdownsResult struct {
+	labelled, labelledOff, plain, plainOff load
+	prefix, prefixByName                   load // reads
+	labelRows                              int64
+}
+
+// labelledScript POSTs increments with 8 labels whose values vary as a
+// page's hits do (20 referrers, 10 countries, ...).
+const labelledScript = seedScript + `init = function(args)
+  seed()
+end
+local refs, countries = {}, {}
+for i = 1, 20 do refs[i] = "site" .. i .. ".example" end
+for i = 1, 10 do countries[i] = "C" .. i end
+local pick = function(t) return t[math.random(#t)] end
+request = function()
+  local body = string.format('{"labels": {"referrer": "%s", "country": "%s", "browser": "%s", "os": "%s", "device": "%s", "source": "%s", "medium": "%s", "campaign": "%s"}}',
+    pick(refs), pick(countries), pick({"Chrome", "Firefox", "Safari", "Edge", "Opera"}), pick({"Windows", "macOS", "Linux", "Android"}),
+    pick({"desktop", "mobile", "tablet"}), pick({"(none)", "newsletter", "twitter", "hn", "reddit"}), pick({"(none)", "email", "social"}),
+    pick({"(none)", "launch", "spring", "black-friday", "summer"}))
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, body)
+end`
+
+func (b *bench) breakdowns() error {
+	off := *b.urls["nobreakdowns"]
+	ms := []measure{
+		b.wrk("hot counter, 8 labels", b.url+labelledHotPath, targetConns, labelledScript),
+		b.wrk("hot counter, 8 labels, breakdowns off", off+labelledHotPath, targetConns, labelledScript),
+		b.wrk("hot counter, no labels", b.url+plainHotPath, targetConns, postScript),
+		b.wrk("hot counter, no labels, breakdowns off", off+plainHotPath, targetConns, postScript),
+	}
+	if err := b.warm(ms...); err != nil {
+		return err
+	}
+	rs, err := b.compare(ms...)
+	if err != nil {
+		return err
+	}
+	r := &breakdownsResult{labelled: rs[0].byRPS(), labelledOff: rs[1].byRPS(), plain: rs[2].byRPS(), plainOff: rs[3].byRPS()}
+
+	if err := b.seedBreakdowns(r); err != nil {
+		return err
+	}
+	to := mustDay(breakdownFirstDay).AddDate(0, 0, breakdownDays).Format(time.DateOnly)
+	byLabel := b.wrk("breakdown: 1,000 counters by channel, 30 days", b.url, breakdownConns, historyReadScript(
+		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=channel&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
+	byName := b.wrk("breakdown: 1,000 counters by name, 30 days", b.url, breakdownConns, historyReadScript(
+		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=name&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
+	if err := b.warm(byLabel, byName); err != nil {
+		return err
+	}
+	reads, err := b.compare(byLabel, byName)
+	if err != nil {
+		return err
+	}
+	r.prefix, r.prefixByName = reads[0].byP50(), reads[1].byP50()
+	b.r.breakdowns = r
+	return nil
+}
+
+func mustDay(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// seedBreakdowns writes a month of history (8 quarters a day) and of
+// labels (3 channels a day, their counts adding up to a part of the day's
+// count) for 1,000 counters straight into the service's database.
+func (b *bench) seedBreakdowns(r *breakdownsResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	db, err := sql.Open("mysql", b.serviceDSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	logf("seeding %d counters x %d days of history and labels", breakdownCounters, breakdownDays)
+	names := fmt.Sprintf("seq_0_to_%d", breakdownCounters-1)
+	days := fmt.Sprintf("seq_0_to_%d", breakdownDays-1)
+	for _, q := range []string{
+		fmt.Sprintf(`INSERT INTO counter (name, value, created_at, updated_at)
+			SELECT CONCAT('%s', LPAD(seq, 3, '0')), 0, NOW(6), NOW(6) FROM %s ON DUPLICATE KEY UPDATE name = name`, breakdownPrefix, names),
+		// IGNORE: rows left by an earlier run of the scenario stay.
+		fmt.Sprintf(`INSERT IGNORE INTO counter_history (name, day, q0, q12, q24, q36, q48, q60, q72, q84)
+			SELECT CONCAT('%s', LPAD(c.seq, 3, '0')), DATE('%s') + INTERVAL d.seq DAY, 1, 2, 3, 4, 5, 6, 7, 8 FROM %s c JOIN %s d`,
+			breakdownPrefix, breakdownFirstDay, names, days),
+		fmt.Sprintf(`INSERT IGNORE INTO counter_label (name, label, day, value, count)
+			SELECT CONCAT('%s', LPAD(c.seq, 3, '0')), 'channel', DATE('%s') + INTERVAL d.seq DAY, ELT(v.seq + 1, 'web', 'store', 'app'), v.seq + 5
+			FROM %s c JOIN %s d JOIN seq_0_to_2 v`, breakdownPrefix, breakdownFirstDay, names, days),
+		"ANALYZE TABLE counter_label",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("seeding breakdowns: %w", err)
+		}
+	}
+	logf("seeded in %s", time.Since(start).Round(time.Second))
+	return db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name LIKE 'bench/b/%'").Scan(&r.labelRows)
+}
+
+// rows are the figures of the breakdowns scenario against their targets.
+func (r *breakdownsResult) summary(row func(name, measured, target string, ok bool)) {
+	row(fmt.Sprintf("hot counter, %d conns, 8 labels: breakdowns on %s/s over off %s/s", targetConns, num(r.labelled.RPS), num(r.labelledOff.RPS)),
+		ratio(r.labelled.RPS, r.labelledOff.RPS), fmt.Sprintf(">= %.2fx", labelledTarget), r.labelled.RPS >= labelledTarget*r.labelledOff.RPS)
+	row(fmt.Sprintf("hot counter, %d conns, no labels: breakdowns on %s/s over off %s/s", targetConns, num(r.plain.RPS), num(r.plainOff.RPS)),
+		ratio(r.plain.RPS, r.plainOff.RPS), fmt.Sprintf(">= %.2fx", unlabelledTarget), r.plain.RPS >= unlabelledTarget*r.plainOff.RPS)
+	row(fmt.Sprintf("breakdown of 1,000 counters (a prefix) by channel over 30 days (%s label rows), %d conns: %s/s",
+		num(float64(r.labelRows)), breakdownConns, num(r.prefix.RPS)),
+		"p50 "+dur(r.prefix.P50), "<= "+dur(breakdownP50), r.prefix.P50 <= breakdownP50)
+	row(fmt.Sprintf("breakdown of 1,000 counters (a prefix) by name over 30 days, %d conns: p50 %s, %s/s", breakdownConns, dur(r.prefixByName.P50), num(r.prefixByName.RPS)),
+		"p99 "+dur(r.prefixByName.P99), "", true)
+}
+
+func (r *breakdownsResult) loads() []load {
+	return []load{r.labelled, r.labelledOff, r.plain, r.plainOff, r.prefix, r.prefixByName}
+}
