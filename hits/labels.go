@@ -76,15 +76,17 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser()}
 }
 
-// Labels returns the labels of a counted hit of v.
+// Labels returns the labels of a counted hit of v. They are the
+// labeller's own memory: v's strings may be reused once it returns (Fiber's
+// are), and a labelled increment may be queued past that.
 func (l *Labeller) Labels(v Visit) map[string]string {
 	labels := make(map[string]string, 8)
-	labels[LabelReferrer] = Referrer(v)
+	labels[LabelReferrer] = strings.Clone(Referrer(v))
 	labels[LabelCountry] = l.country(v.Addr)
 	l.agent(labels, v.UserAgent)
-	labels[LabelSource] = campaignValue(v.Campaign.Source)
-	labels[LabelMedium] = campaignValue(v.Campaign.Medium)
-	labels[LabelCampaign] = campaignValue(v.Campaign.Campaign)
+	labels[LabelSource] = strings.Clone(campaignValue(v.Campaign.Source))
+	labels[LabelMedium] = strings.Clone(campaignValue(v.Campaign.Medium))
+	labels[LabelCampaign] = strings.Clone(campaignValue(v.Campaign.Campaign))
 	return labels
 }
 
