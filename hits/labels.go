@@ -28,7 +28,7 @@ const (
 	Direct   = "(direct)"   // a referrer: none, or none that names a host
 	Internal = "(internal)" // a referrer: the page's own site
 	Unknown  = "(unknown)"  // a country, browser, system or device nobody knows
-	NoValue  = "(none)"     // a campaign parameter the page's URL did not have
+	NoValue  = "(none)"     // what a breakdown shows for a step without the label: a campaign value the URL did not have
 
 	// MaxLabelValue is the most bytes a label value may have: longer
 	// campaign values are cut there, on a rune boundary.
@@ -76,7 +76,10 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser()}
 }
 
-// Labels returns the labels of a counted hit of v. They are the
+// Labels returns the labels of a counted hit of v: always referrer,
+// country, browser, os and device, and those of source, medium and
+// campaign that the page's URL had (a breakdown shows the others as
+// NoValue). They are the
 // labeller's own memory: v's strings may be reused once it returns (Fiber's
 // are), and a labelled increment may be queued past that.
 func (l *Labeller) Labels(v Visit) map[string]string {
@@ -84,10 +87,19 @@ func (l *Labeller) Labels(v Visit) map[string]string {
 	labels[LabelReferrer] = strings.Clone(Referrer(v))
 	labels[LabelCountry] = l.country(v.Addr)
 	l.agent(labels, v.UserAgent)
-	labels[LabelSource] = strings.Clone(campaignValue(v.Campaign.Source))
-	labels[LabelMedium] = strings.Clone(campaignValue(v.Campaign.Medium))
-	labels[LabelCampaign] = strings.Clone(campaignValue(v.Campaign.Campaign))
+	campaign(labels, LabelSource, v.Campaign.Source)
+	campaign(labels, LabelMedium, v.Campaign.Medium)
+	campaign(labels, LabelCampaign, v.Campaign.Campaign)
 	return labels
+}
+
+// campaign sets the label key to the campaign value s, unless there is
+// none: a step without a label is what a breakdown shows as NoValue, so
+// storing NoValue itself would only cost a row per hit.
+func campaign(labels map[string]string, key, s string) {
+	if v := campaignValue(s); v != NoValue {
+		labels[key] = strings.Clone(v)
+	}
 }
 
 // Referrer is the host the visit came from (lower case, without "www."
