@@ -54,7 +54,7 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		return it, counters.Errorf(counters.EINVALID, "Each increment must be an object {\"name\", \"by\"}.")
 	}
-	obj, err := parseObject(raw, "name", "by")
+	obj, err := parseObject(raw, "name", "by", "labels")
 	if err != nil {
 		return it, err
 	}
@@ -71,6 +71,9 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 		return it, counters.Errorf(counters.EINVALID, "The increment must give \"by\".")
 	}
 	if err := counters.ValidateName(name); err != nil {
+		return it, err
+	}
+	if it.Labels, err = obj.labelsField("labels"); err != nil {
 		return it, err
 	}
 	if counters.IsReserved(name) {

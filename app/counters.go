@@ -50,43 +50,48 @@ func (b dbBudget) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(c.UserContext(), b.timeout)
 }
 
-// incrementBy reads the step from the body ({"by": n}) or the query (?by=n).
-func incrementBy(c *fiber.Ctx) (int64, error) {
-	obj, err := parseObject(c.Body(), "by")
+// incrementBy reads the step from the body ({"by": n}) or the query
+// (?by=n), and the labels from the body ({"labels": {"channel": "web"}}).
+func incrementBy(c *fiber.Ctx) (int64, counters.Labels, error) {
+	obj, err := parseObject(c.Body(), "by", "labels")
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	fromBody, inBody, err := obj.int64Field("by")
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	labels, err := obj.labelsField("labels")
+	if err != nil {
+		return 0, nil, err
 	}
 	fromQuery, inQuery, err := queryInt(c, "by")
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	switch {
 	case inBody && inQuery:
-		return 0, counters.Errorf(counters.EINVALID, "Give the step either in the body or as ?by=, not both.")
+		return 0, nil, counters.Errorf(counters.EINVALID, "Give the step either in the body or as ?by=, not both.")
 	case inBody:
-		return fromBody, nil
+		return fromBody, labels, nil
 	case inQuery:
-		return fromQuery, nil
+		return fromQuery, labels, nil
 	}
-	return 1, nil
+	return 1, labels, nil
 }
 
 func (h *counterHandlers) increment(c *fiber.Ctx) error {
 	name := checkedName(c)
-	by, err := incrementBy(c)
+	by, labels, err := incrementBy(c)
 	if err != nil {
 		return err
 	}
 	if hasIdempotencyKey(c) {
-		return h.incrementOnce(c, name, by)
+		return h.incrementOnce(c, name, by, labels)
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	v, err := h.svc.Increment(ctx, name, by)
+	v, err := h.svc.IncrementLabelled(ctx, name, by, labels)
 	if err != nil {
 		return err
 	}

@@ -110,6 +110,26 @@ func (o jsonObject) stringField(key string) (string, bool, error) {
 	return s, true, nil
 }
 
+// labelsField reads labels: an object of strings, checked against the
+// rules of counters.Labels; absent or {} is none.
+func (o jsonObject) labelsField(key string) (counters.Labels, error) {
+	raw, ok := o[key]
+	if !ok {
+		return nil, nil
+	}
+	var labels counters.Labels
+	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
+		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", key)
+	}
+	if err := labels.Validate(); err != nil {
+		return nil, err
+	}
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	return labels, nil
+}
+
 func (o jsonObject) boolField(key string) (bool, bool, error) {
 	raw, ok := o[key]
 	if !ok {

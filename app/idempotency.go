@@ -70,17 +70,18 @@ func markReplayed(c *fiber.Ctx, replayed bool) {
 	}
 }
 
-func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64) error {
+func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64, labels counters.Labels) error {
 	key, err := idempotencyKey(c, struct {
-		Name string
-		By   int64
-	}{name, by})
+		Name   string
+		By     int64
+		Labels counters.Labels `json:",omitempty"` // left out without labels: the fingerprints of before
+	}{name, by, labels})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	v, replayed, err := h.svc.IncrementOnce(ctx, key, name, by)
+	v, replayed, err := h.svc.IncrementLabelledOnce(ctx, key, name, by, labels)
 	if err != nil {
 		return err
 	}

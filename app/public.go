@@ -2,6 +2,7 @@ package app
 
 import (
 	_ "embed"
+
 	"github.com/countersvc/countersvc/counters"
 
 	"github.com/gofiber/fiber/v2"
@@ -65,10 +66,8 @@ func snippet(c *fiber.Ctx) error {
 // bearer check is attached to the private routes one by one, never to /v1
 // as a whole. The read-only badges also serve a private counter to a
 // request with credentials (h.credentials), whose read keys checks
-// (hitHandlers.read): their routes are named for both. It returns the page-hit handlers, which the page-hit stream shares.
-func routePublic(r router, o Options, history *historyHandlers, svc counters.Service) *hitHandlers {
-	h := &hitHandlers{hits: o.Hits, proxies: r.proxies, dbBudget: r.dbBudget, history: history,
-		auth: r.auth, keys: r.keys, counters: svc}
+// (hitHandlers.read): their routes are named for both.
+func routePublic(r router, h *hitHandlers) {
 	noStore := publicHeaders("no-store")
 	const orRead = publicRoute + "; read name with credentials"
 	routes := []struct {
@@ -85,7 +84,13 @@ func routePublic(r router, o Options, history *historyHandlers, svc counters.Ser
 	for _, route := range routes {
 		r.publicGet(route.path, route.name, route.handlers...)
 	}
-	return h
+}
+
+// newHitHandlers are the page-hit handlers, which the page-hit stream and
+// the public breakdowns share.
+func newHitHandlers(r router, o Options, history *historyHandlers, svc counters.Service) *hitHandlers {
+	return &hitHandlers{hits: o.Hits, proxies: r.proxies, dbBudget: r.dbBudget, history: history,
+		auth: r.auth, keys: r.keys, counters: svc}
 }
 
 // allowOptions answers an OPTIONS request that is not a CORS preflight.

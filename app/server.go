@@ -143,7 +143,14 @@ func New(o Options) *App {
 		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
 	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL}
 	hist := &historyHandlers{dbBudget: budget, svc: o.History}
-	r.hits = routePublic(r, o, hist, h.svc)
+	r.hits = newHitHandlers(r, o, hist, h.svc)
+	// Capabilities first: Fiber tries routes in the order they were added,
+	// and a capability's static path (GET /v1/hits/breakdown) must win
+	// over the core's parameter (GET /v1/hits/{name}).
+	for _, cap := range o.Capabilities {
+		cap.routes(r)
+	}
+	routePublic(r, r.hits)
 	r.private("GET", "/counters", listAccess(), h.list)
 	r.private("POST", "/counters/reset", resetAccess(), h.reset)
 	r.private("POST", "/counters/batch", batchAccess(), h.batch)
@@ -157,9 +164,6 @@ func New(o Options) *App {
 	imports := &importHandlers{svc: h.svc, stepTimeout: o.DBTimeout, timeout: o.ImportTimeout}
 	r.private("POST", "/import", importAccess(), imports.importCounters)
 	registerKeyRoutes(r, o.Keys)
-	for _, cap := range o.Capabilities {
-		cap.routes(r)
-	}
 
 	// No catch-all: Fiber answers an unknown path 404 and a known path with
 	// another method 405 with Allow, both through the error handler.

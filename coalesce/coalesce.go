@@ -8,6 +8,7 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,7 +58,23 @@ func New(store counters.Store, o Options) *Store {
 
 // Increment implements counters.Store through the queue.
 func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	return s.c.Increment(ctx, name, by)
+	return s.c.Increment(ctx, name, by, nil)
+}
+
+// IncrementMany implements counters.Store: a lone increment that says
+// nothing of when its steps happened, the labelled increment's way (see
+// counters.Service.IncrementLabelled), goes through the queue as
+// Increment does, its labels carried to the round's store write; any
+// other goes straight to the store.
+func (s *Store) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
+	if len(incs) != 1 || incs[0].Parts != nil {
+		return s.Store.IncrementMany(ctx, incs)
+	}
+	v, err := s.c.Increment(ctx, incs[0].Name, incs[0].By, incs[0].Labels)
+	if err != nil {
+		return nil, err
+	}
+	return []int64{v}, nil
 }
 
 // coalescer turns concurrent increments into few statements. While
@@ -84,9 +101,10 @@ type coalescer struct {
 
 // step is one queued increment.
 type step struct {
-	name string
-	by   int64
-	at   time.Time // when it queued: the time it counts at in history
+	name   string
+	by     int64
+	at     time.Time       // when it queued: the time it counts at in history
+	labels counters.Labels // counted with it; nil: none
 }
 
 // waiter is one increment in a round.
@@ -118,9 +136,9 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	return c
 }
 
-// Increment applies by to name through the queue.
-func (c *coalescer) Increment(ctx context.Context, name string, by int64) (int64, error) {
-	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now()})
+// Increment applies by, with its labels, to name through the queue.
+func (c *coalescer) Increment(ctx context.Context, name string, by int64, labels counters.Labels) (int64, error) {
+	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now(), labels: labels})
 	var u *batch.Unanswered
 	if !errors.As(err, &u) {
 		return v, err
@@ -238,6 +256,15 @@ func (c *coalescer) run(round []*waiter, alone bool) {
 	if alone {
 		w := round[0]
 		c.observe("alone", 1)
+		if w.Req.labels != nil {
+			values, err := c.store.IncrementMany(w.Ctx, []counters.Increment{{Name: w.Req.name, By: w.Req.by, Labels: w.Req.labels}})
+			if err != nil {
+				w.Answer(0, err)
+			} else {
+				w.Answer(values[0], nil)
+			}
+			return
+		}
 		w.Answer(c.store.Increment(w.Ctx, w.Req.name, w.Req.by))
 		return
 	}
@@ -323,23 +350,27 @@ func (c *coalescer) increment(ctx context.Context, name string, by int64, parts 
 }
 
 // partsOf splits the steps of waiters (one counter's, of one sign, whose
-// sum fits in an int64) by the quarter hour in which each queued, or
-// returns nil when they all queued in the quarter hour of now: then the
-// store's clock says when, as for a request that did not queue. A round
-// that runs just after a period's end so counts what queued before it in
-// that period, each increment in its own.
+// sum fits in an int64) by the quarter hour in which each queued and the
+// labels each carried, or returns nil when they all queued in the quarter
+// hour of now without labels: then the store's clock says when, as for a
+// request that did not queue. A round that runs just after a period's end
+// so counts what queued before it in that period, each increment in its
+// own. Neighbours of one quarter and equal labels share a part; the store
+// sums the rest per value (one upsert of the round's distinct values).
 func partsOf(waiters []*waiter, now time.Time) []counters.Part {
 	current := now.Truncate(counters.HistoryGrain)
 	var parts []counters.Part
+	labelled := false
 	for _, w := range waiters {
 		q := w.Req.at.Truncate(counters.HistoryGrain)
-		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) {
+		labelled = labelled || w.Req.labels != nil
+		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) && maps.Equal(parts[n-1].Labels, w.Req.labels) {
 			parts[n-1].By += w.Req.by
 			continue
 		}
-		parts = append(parts, counters.Part{At: q, By: w.Req.by})
+		parts = append(parts, counters.Part{At: q, By: w.Req.by, Labels: w.Req.labels})
 	}
-	if len(parts) == 1 && parts[0].At.Equal(current) {
+	if len(parts) == 1 && parts[0].At.Equal(current) && !labelled {
 		return nil
 	}
 	return parts

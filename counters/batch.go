@@ -19,13 +19,21 @@ type Increment struct {
 	// one it runs in. The parts add up to By. Nil: all of By counts now, by
 	// the store's clock.
 	Parts []Part
+	// Labels are what all of By was made of (see Labels): counted with it,
+	// in its transaction. With Parts, each part carries its own labels and
+	// these are ignored.
+	// omitempty: an unlabelled batch's idempotency fingerprint (its items
+	// as JSON) stays what it was before labels.
+	Labels Labels `json:",omitempty"`
 }
 
-// Part is a share of an Increment's By and the time it counts at in the
-// counter's history.
+// Part is a share of an Increment's By, the time it counts at in the
+// counter's history, and the labels it carried (nil: none), counted with
+// it in the same UTC day.
 type Part struct {
-	At time.Time
-	By int64
+	At     time.Time
+	By     int64
+	Labels Labels `json:",omitempty"`
 }
 
 // HistoryGrain is the finest period history tells apart: every IANA zone's
@@ -35,13 +43,16 @@ type Part struct {
 const HistoryGrain = 15 * time.Minute
 
 // ValidateBatch returns EINVALID unless there are 1 to MaxBatch items with
-// valid names; the message names the first bad item.
+// valid names and labels; the message names the first bad item.
 func ValidateBatch(items []Increment) error {
 	if len(items) == 0 || len(items) > MaxBatch {
 		return Errorf(EINVALID, "A batch carries 1 to %d increments, not %d.", MaxBatch, len(items))
 	}
 	for i, it := range items {
 		if err := ValidateName(it.Name); err != nil {
+			return ItemError(i, it.Name, err)
+		}
+		if err := it.Labels.Validate(); err != nil {
 			return ItemError(i, it.Name, err)
 		}
 	}
@@ -63,5 +74,5 @@ func (s *service) Batch(ctx context.Context, items []Increment) ([]int64, error)
 	if err := ValidateBatch(items); err != nil {
 		return nil, err
 	}
-	return s.store.Batch(ctx, items)
+	return s.store.Batch(ctx, s.dropLabels(items))
 }

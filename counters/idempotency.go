@@ -59,16 +59,25 @@ type OnceStore interface {
 func errNoOnce() error { return Errorf(EINTERNAL, "idempotent writes are not wired") }
 
 func (s *service) IncrementOnce(ctx context.Context, key Idempotency, name string, by int64) (int64, bool, error) {
-	if err := key.Validate(); err != nil {
+	if err := s.checkOnce(key, name); err != nil {
 		return 0, false, err
-	}
-	if err := ValidateName(name); err != nil {
-		return 0, false, err
-	}
-	if s.once == nil {
-		return 0, false, errNoOnce()
 	}
 	return s.once.IncrementOnce(ctx, key, name, by)
+}
+
+// checkOnce checks an idempotent increment's key and name, and that the
+// backend takes idempotent writes.
+func (s *service) checkOnce(key Idempotency, name string) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if s.once == nil {
+		return errNoOnce()
+	}
+	return nil
 }
 
 func (s *service) SetOnce(ctx context.Context, key Idempotency, req SetRequest) (*Counter, bool, bool, error) {
@@ -94,5 +103,5 @@ func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increm
 	if s.once == nil {
 		return nil, false, errNoOnce()
 	}
-	return s.once.BatchOnce(ctx, key, items)
+	return s.once.BatchOnce(ctx, key, s.dropLabels(items))
 }

@@ -107,17 +107,17 @@ func (s *CounterStore) quiet(name string) (lo, hi int64, ok bool) {
 }
 
 // record runs, inside the transaction ex, everything that commits with
-// changes: their history (see history_write.go), then each recorder with
-// the changes it wants.
+// changes: their history and labels (see countsOf), then each recorder
+// with the changes it wants.
 func (s *CounterStore) record(ctx context.Context, ex Execer, changes []counters.Change) error {
-	if err := s.addHistory(ctx, ex, changes); err != nil {
+	if err := s.addCounts(ctx, ex, changes); err != nil {
 		return err
 	}
 	return s.recordOthers(ctx, ex, changes)
 }
 
-// recordOthers is record without the history, for the paths that send the
-// history's statement in the same exchange as the counters' upsert.
+// recordOthers is record without the history and labels, for the paths
+// that send their statements in the same exchange as the counters' upsert.
 func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []counters.Change) error {
 	for _, r := range s.recorders {
 		if wanted := counters.Wanted(changes, r.Wants); len(wanted) > 0 {
@@ -171,12 +171,13 @@ func (s *CounterStore) writeTx(ctx context.Context, op string, fn func(tx *sql.T
 }
 
 // incrementChange is the change that inc made when it took its counter to
-// value at now: its parts are its steps, or all of By counts at now. Prev
-// is exact: value is Prev+By in int64, so value-By is Prev.
+// value at now: its parts are its steps, or all of By counts at now with
+// its labels. Prev is exact: value is Prev+By in int64, so value-By is
+// Prev.
 func incrementChange(inc counters.Increment, value int64, now time.Time) counters.Change {
 	steps := inc.Parts
 	if steps == nil {
-		steps = []counters.Part{{At: now, By: inc.By}}
+		steps = []counters.Part{{At: now, By: inc.By, Labels: inc.Labels}}
 	}
 	return counters.Change{Name: inc.Name, Prev: value - inc.By, Value: value, Steps: steps, At: now}
 }

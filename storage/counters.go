@@ -90,6 +90,13 @@ type CounterStore struct {
 	// stays as it was (COUNTERS_HISTORY=false, for comparisons).
 	History bool
 
+	// Labels says increments also count their labels (breakdowns, see
+	// labels_write.go), in their transaction; LabelValues is how many
+	// distinct values of a label a counter keeps per UTC day (0:
+	// counters.DefaultLabelValues). Off, labels are not written.
+	Labels      bool
+	LabelValues int
+
 	// Returning says the server hands back rows with INSERT ... RETURNING,
 	// which lets a multi-counter increment read its new values in the same
 	// statement. Open asks the server (see probeReturning); tests clear it
@@ -240,10 +247,7 @@ func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Incremen
 // which only the first round trip tells, so such an increment takes one
 // more (recorded).
 func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Increment, now time.Time, recorded bool) (int64, error) {
-	var rest []statement
-	if hq, hargs := s.historyOf([]counters.Change{incrementChange(inc, 0, now)}); hq != "" {
-		rest = append(rest, statement{hq, hargs})
-	}
+	rest := s.countsOf([]counters.Change{incrementChange(inc, 0, now)})
 	by := inc.By
 	first, rest := s.exchangeOf(statement{"START TRANSACTION;\n" + incrementSQL, []any{inc.Name, by, now, now, by, by, by}}, rest, !recorded)
 	const upsert = 1 // the statement after START TRANSACTION
@@ -378,8 +382,8 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 	return c, false, value, nil
 }
 
-// Delete implements counters.Store: the counter and its history go in one
-// transaction, the counter's row first, as every writer of history locks it.
+// Delete implements counters.Store: the counter, its history and its
+// labels (breakdowns) go in one transaction, the counter's row first, as every writer of history locks it.
 // The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
 	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
@@ -394,6 +398,9 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 			return nil, err
 		}
 		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE name = ?", name); err != nil {
+			return nil, err
+		}
+		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_label WHERE name = ?", name); err != nil {
 			return nil, err
 		}
 		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil

@@ -9,8 +9,9 @@ import (
 
 var _ history.Purger = (*HistoryStore)(nil)
 
-// PurgeHistory implements history.Purger: first counter_history's rows of
-// the days before before, then the visitor sketches of those days, then
+// PurgeHistory implements history.Purger: first the label counts of the
+// days before before (migrations/012), then counter_history's rows of
+// those days, then the visitor sketches of those days, then
 // the slots (migrations/009) of counters idle since then, at most limit
 // in all. The first two are ranges of their (day, name) keys, from the
 // oldest day. A slot is cleared by its counter's primary key, found by a
@@ -20,6 +21,7 @@ func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit
 	day := before.Format(time.DateOnly)
 	var total int64
 	for _, q := range []string{
+		"DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", // first: a read of such a day never finds labels beyond its history
 		"DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?",
 		"DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?",
 	} {

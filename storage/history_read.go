@@ -82,27 +82,44 @@ var (
 // day. A longer range reads every name of its days and filters them.
 const maxDayList = 1000
 
+// dayRange is the condition on a day column that selects the UTC days
+// [from, to), and its arguments: the days one by one (see maxDayList), so
+// that a (day, name) key reads a prefix's names of each day as one range.
+func dayRange(from, to time.Time) (string, []any) {
+	var days []any
+	for d := from; d.Before(to) && len(days) <= maxDayList; d = d.AddDate(0, 0, 1) {
+		days = append(days, d.Format(time.DateOnly))
+	}
+	if len(days) > maxDayList {
+		return "day >= ? AND day < ?", []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
+	}
+	return "day IN (" + placeholders("?", ", ", len(days)) + ")", days
+}
+
 // HistoryDays implements history.Store. A counter's days are one range of
 // the primary key; a prefix's days are summed by MySQL, day by day.
 func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
+	return historyDays(ctx, s.db, name, prefix, from, to)
+}
+
+// queryer is a *sql.DB, or a *sql.Tx for reads that share a snapshot
+// (breakdowns read history and labels in one).
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// historyDays is HistoryDays on db.
+func historyDays(ctx context.Context, db queryer, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
 	var rows *sql.Rows
 	var err error
 	if name != "" {
-		rows, err = s.db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
+		rows, err = db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
 			name, quarterNumber(from), quarterNumber(to))
 	} else {
-		var days []any
-		for d := from; d.Before(to) && len(days) <= maxDayList; d = d.AddDate(0, 0, 1) {
-			days = append(days, d.Format(time.DateOnly))
-		}
-		cond := "day >= ? AND day < ?"
-		if len(days) <= maxDayList {
-			cond = "day IN (" + placeholders("?", ", ", len(days)) + ")"
-		} else {
-			days = []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
-		}
+		cond, days := dayRange(from, to)
 		like := likePrefix(prefix)
-		rows, err = s.db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+		rows, err = db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
 	}
 	if err != nil {
 		return nil, mapError("storage.HistoryDays", err, false)
@@ -113,7 +130,7 @@ func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, fro
 	}
 	if len(days) == 0 && name != "" {
 		var known bool
-		err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)",
+		err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)",
 			name, name).Scan(&known)
 		if err != nil {
 			return nil, mapError("storage.HistoryDays", err, false)

@@ -29,9 +29,10 @@ type historyAdd struct {
 // historyAdds lists what changes add to history: each increment's steps
 // (sets, resets, imports and deletions have none). Steps of 0 add nothing. The list is in order of
 // name, day and quarter, the order in which every writer locks the rows.
-// Steps are not summed here: a counter's steps in one batch may add up to
-// more than an int64 holds (from the lowest value to the highest), the
-// column does not overflow; MySQL adds repeated rows up itself.
+// Steps of one quarter are summed where the sum fits an int64; a
+// counter's steps in one batch may add up to more than an int64 holds
+// (from the lowest value to the highest), the column does not overflow:
+// those stay apart, and MySQL adds repeated rows up itself.
 func historyAdds(changes []counters.Change) []historyAdd {
 	adds := make([]historyAdd, 0, len(changes))
 	add := func(name string, at time.Time, by int64) {
@@ -55,7 +56,23 @@ func historyAdds(changes []counters.Change) []historyAdd {
 		}
 		return a.q - b.q
 	})
-	return adds
+	// A labelled round keeps its waiters' steps apart (their labels
+	// differ); their history is one sum per quarter wherever it fits.
+	if len(adds) < 2 {
+		return adds
+	}
+	out := adds[:1]
+	for _, a := range adds[1:] {
+		last := &out[len(out)-1]
+		if a.name == last.name && a.q == last.q && a.day.Equal(last.day) {
+			if sum, ok := counters.Add(last.by, a.by); ok {
+				last.by = sum
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // historyUpsert is one statement that adds adds to their buckets, "" when
@@ -113,17 +130,6 @@ func (s *CounterStore) historyOf(changes []counters.Change) (string, []any) {
 		return "", nil
 	}
 	return historyUpsert(historyAdds(changes))
-}
-
-// addHistory adds changes' steps to history inside the transaction ex,
-// which has locked their counters.
-func (s *CounterStore) addHistory(ctx context.Context, ex Execer, changes []counters.Change) error {
-	q, args := s.historyOf(changes)
-	if q == "" {
-		return nil
-	}
-	_, err := ex.ExecContext(ctx, q, args...)
-	return err
 }
 
 // The slot (migrations/009_history_slot.up.sql): a counter's row keeps the

@@ -35,13 +35,15 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
 	// The slot takes a round whose steps all count in the quarter of the
 	// store's clock, as the coalescer's rounds do but at a quarter's turn.
-	slot := s.History && !slices.ContainsFunc(sorted, func(d counters.Increment) bool { return d.Parts != nil })
+	// Labels go the transactional way: their upsert follows the counters'.
+	labelled := s.labelled(sorted)
+	slot := s.History && !labelled && !slices.ContainsFunc(sorted, func(d counters.Increment) bool { return d.Parts != nil })
 	var values map[string]int64
 	var now time.Time
 	err := retry(ctx, op, func() (err error) {
 		now = s.now()
 		switch {
-		case recorded || !s.Returning || (s.History && !slot):
+		case recorded || labelled || !s.Returning || (s.History && !slot):
 			values, err = s.incrementManyInTx(ctx, sorted, now, recorded)
 		case slot:
 			values, err = s.incrementManySlot(ctx, sorted, now)
@@ -151,8 +153,8 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 // incrementManyInTx is IncrementMany in a transaction sent in one round
 // trip (three or four where a transaction may not be one exchange, see
 // Exchanges): the upsert, its new values (by RETURNING, or for servers
-// without it a SELECT) and, with history, the history's upsert, then
-// COMMIT. The history rows are locked after the counters' rows, in the
+// without it a SELECT) and, with history and labels, their upserts (see
+// countsOf), then COMMIT. The history rows are locked after the counters' rows, in the
 // same order. When recorded, a recorder wants some of the counters: the
 // COMMIT then follows the recorders, once the values are read.
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
@@ -163,9 +165,7 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 	} else {
 		rest = append(rest, selectValues(sorted))
 	}
-	if hq, hargs := s.historyOf(manyChanges(sorted, nil, now)); hq != "" {
-		rest = append(rest, statement{hq, hargs})
-	}
+	rest = append(rest, s.countsOf(manyChanges(sorted, nil, now))...)
 	first, rest := s.exchangeOf(statement{q.String(), args}, rest, !recorded)
 
 	var values map[string]int64

@@ -30,6 +30,7 @@ type capability struct {
 var capabilities = []capability{
 	{"unique visitors", nil, buildVisitors}, // its settings are in the page hits' block
 	{"history", nil, buildHistory},
+	{"breakdowns", defaultBreakdowns, buildBreakdowns},
 	{"page hits", defaultHits, buildHits},
 	{"tickets", nil, buildTickets},
 	{"live updates", defaultLive, buildLive},

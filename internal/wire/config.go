@@ -19,16 +19,17 @@ import (
 
 // Config is every setting of the service. Its defaults are Defaults().
 type Config struct {
-	HTTP     HTTP     // package app, and main.go's listener and shutdown
-	MySQL    MySQL    // package storage
-	Cache    Cache    // package cache (Redis)
-	Coalesce Coalesce // package coalesce
-	Keys     Keys     // package keys
-	History  History  // package history: its retention
-	Live     Live     // package live, and app's streams
-	Hits     Hits     // packages hits and visitors, and the cache's hit limits
-	Webhooks Webhooks // package webhooks
-	Log      Log      // main.go's logger
+	HTTP       HTTP       // package app, and main.go's listener and shutdown
+	MySQL      MySQL      // package storage
+	Cache      Cache      // package cache (Redis)
+	Coalesce   Coalesce   // package coalesce
+	Keys       Keys       // package keys
+	History    History    // package history: its retention
+	Breakdowns Breakdowns // package breakdowns, and the store's labels
+	Live       Live       // package live, and app's streams
+	Hits       Hits       // packages hits and visitors, and the cache's hit limits
+	Webhooks   Webhooks   // package webhooks
+	Log        Log        // main.go's logger
 }
 
 // Load reads the environment and validates the result. The error is one line

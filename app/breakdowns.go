@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/keys"
+)
+
+// breakdownReader is how the HTTP API reads breakdowns
+// (breakdowns.Service).
+type breakdownReader interface {
+	Parse(r breakdowns.Request) (breakdowns.Query, error)
+	Breakdown(ctx context.Context, q breakdowns.Query) (*breakdowns.Breakdown, error)
+}
+
+// Breakdowns is the breakdowns' capability: how a counter's or a
+// prefix's count splits by one label (or by counter), privately under
+// read access and publicly for names under the public prefixes, as their
+// history is. Its public prefix route (/hits/breakdown) is static where
+// the page hits' is a parameter (/hits/{name}): New routes capabilities
+// first, so the static one wins.
+func Breakdowns(svc breakdownReader) Capability {
+	return capabilityFunc(func(r router) {
+		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, hits: r.hits}
+		noStore := publicHeaders("no-store")
+		r.publicGet("/hits/breakdown", publicRoute, noStore, h.publicPrefix)
+		r.publicGet("/hits/:name/breakdown", publicRoute, noStore, h.publicCounter)
+		r.private("GET", "/counters/:name/breakdown", nameAccess(keys.Read), h.counter)
+		r.private("GET", "/breakdown", prefixAccess(keys.Read), h.prefix)
+	})
+}
+
+type breakdownHandlers struct {
+	dbBudget
+	svc  breakdownReader
+	hits *hitHandlers
+}
+
+type breakdownRowJSON struct {
+	Value string `json:"value"`
+	Count int64  `json:"count"`
+}
+
+type breakdownJSON struct {
+	Name   string             `json:"name,omitempty"`
+	Prefix string             `json:"prefix,omitempty"`
+	By     string             `json:"by"`
+	From   time.Time          `json:"from"`
+	To     time.Time          `json:"to"`
+	TZ     string             `json:"tz"`
+	Total  int64              `json:"total"`
+	Rows   []breakdownRowJSON `json:"rows"`
+	More   int64              `json:"more"`
+}
+
+// breakdownRequest reads ?by=, ?tz=, ?from=, ?to= and ?limit=, copied:
+// Fiber reuses the request's memory.
+func breakdownRequest(c *fiber.Ctx) breakdowns.Request {
+	q := func(k string) string { return strings.Clone(c.Query(k)) }
+	return breakdowns.Request{By: q("by"), Zone: q("tz"), From: q("from"), To: q("to"), Limit: q("limit")}
+}
+
+func (h *breakdownHandlers) counter(c *fiber.Ctx) error {
+	r := breakdownRequest(c)
+	r.Name = checkedName(c)
+	return h.answer(c, r)
+}
+
+func (h *breakdownHandlers) prefix(c *fiber.Ctx) error {
+	r := breakdownRequest(c)
+	r.Prefix = strings.Clone(c.Query("prefix"))
+	return h.answer(c, r)
+}
+
+// publicCounter is a public counter's breakdown: read-only, no token, a
+// name outside the public prefixes 403 as for hits.
+func (h *breakdownHandlers) publicCounter(c *fiber.Ctx) error {
+	name, err := h.hits.publicName(c)
+	if err != nil {
+		return err
+	}
+	r := breakdownRequest(c)
+	r.Name = name
+	return h.answer(c, r)
+}
+
+// publicPrefix is a public prefix's breakdown: the prefix must lie under
+// one of the public prefixes, so that every name it covers is public.
+func (h *breakdownHandlers) publicPrefix(c *fiber.Ctx) error {
+	r := breakdownRequest(c)
+	r.Prefix = strings.Clone(c.Query("prefix"))
+	if r.Prefix != "" {
+		if err := h.hits.hits.Public(r.Prefix); err != nil {
+			return err
+		}
+	}
+	return h.answer(c, r)
+}
+
+// answer checks r before MySQL sees it, then sends the breakdown.
+func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
+	q, err := h.svc.Parse(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.dbContext(c)
+	defer cancel()
+	b, err := h.svc.Breakdown(ctx, q)
+	if err != nil {
+		return err
+	}
+	out := breakdownJSON{Name: b.Name, Prefix: b.Prefix, By: b.By, From: b.From, To: b.To, TZ: b.Zone.String(),
+		Total: b.Total, Rows: make([]breakdownRowJSON, len(b.Rows)), More: b.More}
+	for i, row := range b.Rows {
+		out.Rows[i] = breakdownRowJSON{Value: row.Value, Count: row.Count}
+	}
+	return c.JSON(out)
+}

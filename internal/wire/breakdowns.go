@@ -1,0 +1,49 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/countersvc/countersvc/app"
+	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/storage"
+)
+
+// Breakdowns is the breakdowns' block: whether increments count their
+// labels, and how many values of a label a counter keeps per day. The
+// store counts labels inside each increment's transaction, so the core
+// reads this block when it builds the store (labels).
+type Breakdowns struct {
+	On     bool `env:"COUNTERS_BREAKDOWNS"`
+	Values int  `env:"COUNTERS_BREAKDOWN_VALUES"` // storage.CounterStore.LabelValues
+}
+
+// Validate checks the breakdowns' settings.
+func (b Breakdowns) Validate() error {
+	if b.Values < counters.DefaultLabelValues {
+		return fmt.Errorf("COUNTERS_BREAKDOWN_VALUES: must be at least %d, got %d", counters.DefaultLabelValues, b.Values)
+	}
+	return nil
+}
+
+// defaultBreakdowns is the breakdowns' block of Defaults.
+func defaultBreakdowns(c *Config) {
+	c.Breakdowns = Breakdowns{On: true, Values: counters.DefaultLabelValues}
+}
+
+// labels makes the store count labels (or not) and tells the backend, so
+// that the counters service drops labels when breakdowns are off: then
+// a labelled increment is exactly an unlabelled one.
+func (b Breakdowns) labels(store *storage.CounterStore, backend *counters.Backend) {
+	store.Labels, store.LabelValues = b.On, b.Values
+	backend.Labels = b.On
+}
+
+// buildBreakdowns: reads of what labelled increments counted, beside
+// their history (app/breakdowns.go serves them); nothing when off.
+func buildBreakdowns(b *builder) (app.Capability, error) {
+	if !b.cfg.Breakdowns.On {
+		return nil, nil
+	}
+	return app.Breakdowns(breakdowns.NewService(storage.NewBreakdownStore(b.s.DB), b.now)), nil
+}

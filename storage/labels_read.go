@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+)
+
+// BreakdownStore reads what labelled increments counted (see
+// labels_write.go) beside the history they add up to, as
+// breakdowns.Store. The writes stay with CounterStore, inside each
+// increment's transaction.
+type BreakdownStore struct {
+	db *sql.DB
+}
+
+var _ breakdowns.Store = (*BreakdownStore)(nil)
+
+// NewBreakdownStore returns the breakdown store of db.
+func NewBreakdownStore(db *DB) *BreakdownStore { return &BreakdownStore{db: db.DB} }
+
+// BreakdownsOf returns the breakdown store of the database s writes to.
+func BreakdownsOf(s *CounterStore) *BreakdownStore { return &BreakdownStore{db: s.db} }
+
+// Counts implements breakdowns.Store: the label's rows and the history's
+// total are read in one read-only transaction, whose snapshot the first
+// read takes, so that a step that commits meanwhile is in both or in
+// neither. The total is history's own read (historyDays), so that the
+// rows add up to what a history of the same days answers, however
+// history is kept.
+func (s *BreakdownStore) Counts(ctx context.Context, name, prefix, label string, from, to time.Time) (breakdowns.Counts, error) {
+	const op = "storage.Breakdown"
+	var out breakdowns.Counts
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return out, mapError(op, err, false)
+	}
+	defer tx.Rollback()
+	if label == breakdowns.ByName && name == "" {
+		out.Values, err = countsByName(ctx, tx, prefix, from, to)
+		out.Total = new(big.Int)
+		for _, n := range out.Values {
+			out.Total.Add(out.Total, n)
+		}
+		return out, mapError(op, err, false)
+	}
+	out.Values = map[string]*big.Int{}
+	if label != breakdowns.ByName {
+		if out.Values, err = labelCounts(ctx, tx, name, prefix, label, from, to); err != nil {
+			return out, mapError(op, err, false)
+		}
+	}
+	days, err := historyDays(ctx, tx, name, prefix, from, to)
+	if err != nil {
+		return out, mapError(op, err, false)
+	}
+	out.Total = new(big.Int)
+	for _, d := range days {
+		for _, n := range d.Quarters {
+			out.Total.Add(out.Total, big.NewInt(n))
+		}
+	}
+	if label == breakdowns.ByName {
+		out.Values[name] = new(big.Int).Set(out.Total)
+	}
+	return out, nil
+}
+
+// labelCounts sums a label's rows per value: a counter's are one range of
+// the primary key; a prefix's one range of the (label, day, name) key per
+// day, which carries the count.
+func labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, from, to time.Time) (map[string]*big.Int, error) {
+	var rows *sql.Rows
+	var err error
+	if name != "" {
+		rows, err = tx.QueryContext(ctx, "SELECT value, SUM(count) FROM counter_label WHERE name = ? AND label = ? AND day >= ? AND day < ? GROUP BY value",
+			name, label, from.Format(time.DateOnly), to.Format(time.DateOnly))
+	} else {
+		cond, days := dayRange(from, to)
+		rows, err = tx.QueryContext(ctx, "SELECT value, SUM(count) FROM counter_label FORCE INDEX (counter_label_day) WHERE label = ? AND "+cond+
+			" AND name LIKE ? ESCAPE '!' GROUP BY value", append(append([]any{label}, days...), likePrefix(prefix))...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return scanSums(rows)
+}
+
+// countsByName sums each counter's history under prefix over the days:
+// its counter_history rows (one range of the (day, name) key per day) and
+// its slot, in one statement.
+func countsByName(ctx context.Context, tx *sql.Tx, prefix string, from, to time.Time) (map[string]*big.Int, error) {
+	var sum strings.Builder
+	for q := range history.QuartersPerDay {
+		if q > 0 {
+			sum.WriteString(" + ")
+		}
+		sum.WriteString("COALESCE(q" + strconv.Itoa(q) + ", 0)")
+	}
+	cond, days := dayRange(from, to)
+	like := likePrefix(prefix)
+	rows, err := tx.QueryContext(ctx, "SELECT name, SUM("+sum.String()+") FROM counter_history WHERE "+cond+
+		" AND name LIKE ? ESCAPE '!' GROUP BY name"+
+		" UNION ALL SELECT name, history_sum FROM counter WHERE name LIKE ? ESCAPE '!' AND history_quarter >= ? AND history_quarter < ?",
+		append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+	if err != nil {
+		return nil, err
+	}
+	return scanSums(rows)
+}
+
+// scanSums reads rows of a key and a DECIMAL sum, adding up repeated keys,
+// and closes them.
+func scanSums(rows *sql.Rows) (map[string]*big.Int, error) {
+	defer rows.Close()
+	out := map[string]*big.Int{}
+	for rows.Next() {
+		var key string
+		var raw sql.RawBytes
+		if err := rows.Scan(&key, &raw); err != nil {
+			return nil, err
+		}
+		n, ok := new(big.Int).SetString(string(raw), 10)
+		if !ok {
+			return nil, counters.Errorf(counters.EINTERNAL, "storage: a sum %q is not an integer", raw)
+		}
+		if old := out[key]; old != nil {
+			n.Add(n, old)
+		}
+		out[key] = n
+	}
+	return out, rows.Err()
+}

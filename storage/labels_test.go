@@ -1,0 +1,279 @@
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
+)
+
+// labelledStore is a store that counts labels, keeping bound values per
+// label and day (0: the default), with its clock at at.
+func labelledStore(t *testing.T, s *storage.CounterStore, bound int) *storage.CounterStore {
+	t.Helper()
+	s.Labels, s.LabelValues = true, bound
+	s.Now = testenv.NewClock(at).Now
+	return s
+}
+
+// breakdownOf reads the breakdown of name (or of prefix, when name is
+// empty) by label on the day of at: value -> count, and the history's
+// total, from the store's own read.
+func breakdownOf(tb testing.TB, s *storage.CounterStore, name, prefix, label string) (map[string]int64, int64) {
+	tb.Helper()
+	day, _ := history.QuarterOf(at)
+	c, err := storage.BreakdownsOf(s).Counts(context.Background(), name, prefix, label, day, day.AddDate(0, 0, 1))
+	if err != nil {
+		tb.Fatalf("Counts(%q, %q, %q): %v", name, prefix, label, err)
+	}
+	got := map[string]int64{}
+	for v, n := range c.Values {
+		if n.Sign() != 0 {
+			got[v] = n.Int64()
+		}
+	}
+	return got, c.Total.Int64()
+}
+
+// Every write path that takes labels counts them with its step, in the
+// day of its commit; a step without the label counts nothing for it.
+func TestLabelsCountWithTheirStepOnEveryPath(t *testing.T) {
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
+		s, _ := open(dsn)
+		s = labelledStore(t, s, 0)
+		ctx := context.Background()
+		web, shop := counters.Labels{"channel": "web", "region": "EU"}, counters.Labels{"channel": "shop"}
+		tests := []struct {
+			name    string
+			counter string
+			change  func() error
+			want    map[string]int64 // by channel
+			total   int64
+		}{
+			{"a lone labelled increment", "lone", func() error {
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "lone", By: 2, Labels: web}})
+				return err
+			}, map[string]int64{"web": 2}, 2},
+			{"many counters, one labelled", "many", func() error {
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "many", By: 3, Labels: shop}, {Name: "many/other", By: 1}})
+				return err
+			}, map[string]int64{"shop": 3}, 3},
+			{"a round's parts, each with its labels", "parts", func() error {
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "parts", By: 6, Parts: []counters.Part{
+					{At: at, By: 1, Labels: web}, {At: at, By: 2, Labels: shop}, {At: at, By: 3}}}})
+				return err
+			}, map[string]int64{"web": 1, "shop": 2}, 6},
+			{"negative steps", "negative", func() error {
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "negative", By: -4, Labels: web}})
+				return err
+			}, map[string]int64{"web": -4}, -4},
+			{"batch items, a name twice", "batch", func() error {
+				_, err := s.Batch(ctx, []counters.Increment{{Name: "batch", By: 4, Labels: web}, {Name: "batch", By: 1, Labels: web}, {Name: "batch", By: 7}})
+				return err
+			}, map[string]int64{"web": 5}, 12},
+			{"an idempotent batch and its replay", "once", func() error {
+				for range 2 {
+					if _, _, err := s.BatchOnce(ctx, counters.Idempotency{Key: "k", Fingerprint: [32]byte{2}}, []counters.Increment{{Name: "once", By: 3, Labels: shop}}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, map[string]int64{"shop": 3}, 3},
+			{"unlabelled increments count none", "plain", func() error {
+				_, err := s.Increment(ctx, "plain", 9)
+				return err
+			}, map[string]int64{}, 9},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := tt.change(); err != nil {
+					t.Fatal(err)
+				}
+				got, total := breakdownOf(t, s, tt.counter, "", "channel")
+				if !maps.Equal(got, tt.want) || total != tt.total {
+					t.Fatalf("by channel %v, total %d; want %v, total %d", got, total, tt.want, tt.total)
+				}
+			})
+		}
+	})
+}
+
+// A refused step counts no label: the bound refuses the whole batch, and
+// nothing of it is counted.
+func TestARefusedIncrementCountsNoLabel(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	s = labelledStore(t, s, 0)
+	ctx := context.Background()
+	if _, _, err := s.Set(ctx, counters.SetRequest{Name: "stock", Value: 1, Min: counters.Bound{Value: int64p(0)}, Max: counters.Bound{Keep: true}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Batch(ctx, []counters.Increment{{Name: "stock", By: -1, Labels: counters.Labels{"channel": "web"}}, {Name: "stock", By: -1, Labels: counters.Labels{"channel": "web"}}})
+	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
+		t.Fatalf("err = %v, want out_of_range", err)
+	}
+	_, err = s.IncrementMany(ctx, []counters.Increment{{Name: "stock", By: -2, Labels: counters.Labels{"channel": "web"}}})
+	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
+		t.Fatalf("err = %v, want out_of_range", err)
+	}
+	if got, total := breakdownOf(t, s, "stock", "", "channel"); len(got) != 0 || total != 0 {
+		t.Fatalf("by channel %v, total %d; want nothing", got, total)
+	}
+}
+
+// Values beyond the bound count as (other), exactly, whether they come
+// one by one or many in one statement, and the stored values stay at the
+// bound.
+func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
+	tests := []struct {
+		name    string
+		perCall int
+	}{
+		{"one value a call", 1},
+		{"seven values a call", 7},
+		{"all values in one call", 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, db := mustOpenStore(t)
+			s = labelledStore(t, s, 5)
+			ctx := context.Background()
+			for i := 0; i < 40; i += tt.perCall {
+				var parts []counters.Part
+				by := int64(0)
+				for j := i; j < i+tt.perCall && j < 40; j++ {
+					parts = append(parts, counters.Part{At: at, By: int64(j + 1), Labels: counters.Labels{"ref": fmt.Sprintf("site%02d", j)}})
+					by += int64(j + 1)
+				}
+				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: by, Parts: parts}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// a value already stored stays itself
+			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Labels: counters.Labels{"ref": "site00"}}}); err != nil {
+				t.Fatal(err)
+			}
+			got, total := breakdownOf(t, s, "page", "", "ref")
+			var stored int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
+				t.Fatal(err)
+			}
+			if stored != 5 {
+				t.Fatalf("%d values stored, want the bound 5: %v", stored, got)
+			}
+			want := map[string]int64{"site00": 1001, "site01": 2, "site02": 3, "site03": 4, "site04": 5, counters.LabelOther: 820 - 15}
+			if !maps.Equal(got, want) || total != 1820 {
+				t.Fatalf("by ref %v, total %d; want %v, total 1820", got, total, want)
+			}
+		})
+	}
+}
+
+// Bounded: 20,000 distinct values at one counter keep the stored values at
+// the bound (the default, 100), with every step counted.
+func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
+	s, db := mustOpenStore(t)
+	s = labelledStore(t, s, 0)
+	ctx := context.Background()
+	const n, perCall = 20000, 500
+	for i := 0; i < n; i += perCall {
+		parts := make([]counters.Part, perCall)
+		for j := range parts {
+			parts[j] = counters.Part{At: at, By: 1, Labels: counters.Labels{"referrer": fmt.Sprintf("site%05d.example", i+j)}}
+		}
+		if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "hits/page", By: perCall, Parts: parts}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stored int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'hits/page' AND value <> '(other)'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != counters.DefaultLabelValues {
+		t.Fatalf("%d values stored, want %d", stored, counters.DefaultLabelValues)
+	}
+	got, total := breakdownOf(t, s, "hits/page", "", "referrer")
+	if got[counters.LabelOther] != n-counters.DefaultLabelValues || total != n {
+		t.Fatalf("(other) %d, total %d; want %d, %d", got[counters.LabelOther], total, n-counters.DefaultLabelValues, n)
+	}
+}
+
+// A prefix's breakdown sums its counters' labels; by name it is each
+// counter's history.
+func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	s = labelledStore(t, s, 0)
+	ctx := context.Background()
+	for _, it := range []counters.Increment{
+		{Name: "shop/a", By: 2, Labels: counters.Labels{"channel": "web"}},
+		{Name: "shop/b", By: 3, Labels: counters.Labels{"channel": "web"}},
+		{Name: "shop/b", By: 4, Labels: counters.Labels{"channel": "app"}},
+		{Name: "shopx", By: 100, Labels: counters.Labels{"channel": "web"}},
+	} {
+		if _, err := s.IncrementMany(ctx, []counters.Increment{it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Increment(ctx, "shop/c", 5); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		by    string
+		want  map[string]int64
+		total int64
+	}{
+		{"channel", map[string]int64{"web": 5, "app": 4}, 14},
+		{breakdowns.ByName, map[string]int64{"shop/a": 2, "shop/b": 7, "shop/c": 5}, 14},
+	}
+	for _, tt := range tests {
+		t.Run(tt.by, func(t *testing.T) {
+			got, total := breakdownOf(t, s, "", "shop/", tt.by)
+			if !maps.Equal(got, tt.want) || total != tt.total {
+				t.Fatalf("got %v, total %d; want %v, total %d", got, total, tt.want, tt.total)
+			}
+		})
+	}
+}
+
+// DELETE removes a counter's labels with it, and retention removes the
+// label days before its horizon.
+func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
+	s, db := mustOpenStore(t)
+	s = labelledStore(t, s, 0)
+	ctx := context.Background()
+	old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Labels: counters.Labels{"channel": "web"}}
+	for _, name := range []string{"gone", "kept"} {
+		if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Labels: counters.Labels{"channel": "web"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	day, _ := history.QuarterOf(at)
+	if _, err := storage.HistoryOf(s).PurgeHistory(ctx, day, 1000); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label ORDER BY name, day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var name, d string
+		if err := rows.Scan(&name, &d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name+" "+d)
+	}
+	if want := "kept " + day.Format(time.DateOnly); len(got) != 1 || got[0] != want {
+		t.Fatalf("label rows %v, want [%s]", got, want)
+	}
+}
