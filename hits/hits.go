@@ -193,12 +193,10 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 
 // increment counts the hit, with its labels when the service labels hits.
 func (s *Service) increment(ctx context.Context, v Visit) (int64, error) {
-	var labels map[string]string
-	if s.labels != nil {
-		labels = s.labels.Labels(v)
+	if s.labels == nil {
+		return s.counters.Increment(ctx, v.Name, 1)
 	}
-	_ = labels // SEAM: the labelled increment of counters.Service takes them
-	return s.counters.Increment(ctx, v.Name, 1)
+	return s.counters.IncrementLabelled(ctx, v.Name, 1, s.labels.Labels(v))
 }
 
 // identify names the visit's client in the units of the limits, and its

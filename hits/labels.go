@@ -10,6 +10,7 @@ import (
 	useragent "github.com/medama-io/go-useragent"
 	"github.com/medama-io/go-useragent/agents"
 
+	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/visitors"
 )
 
@@ -82,8 +83,8 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 // NoValue). They are the
 // labeller's own memory: v's strings may be reused once it returns (Fiber's
 // are), and a labelled increment may be queued past that.
-func (l *Labeller) Labels(v Visit) map[string]string {
-	labels := make(map[string]string, 8)
+func (l *Labeller) Labels(v Visit) counters.Labels {
+	labels := make(counters.Labels, 8)
 	labels[LabelReferrer] = strings.Clone(Referrer(v))
 	labels[LabelCountry] = l.country(v.Addr)
 	l.agent(labels, v.UserAgent)
@@ -96,7 +97,7 @@ func (l *Labeller) Labels(v Visit) map[string]string {
 // campaign sets the label key to the campaign value s, unless there is
 // none: a step without a label is what a breakdown shows as NoValue, so
 // storing NoValue itself would only cost a row per hit.
-func campaign(labels map[string]string, key, s string) {
+func campaign(labels counters.Labels, key, s string) {
 	if v := campaignValue(s); v != NoValue {
 		labels[key] = strings.Clone(v)
 	}
@@ -161,7 +162,7 @@ func (l *Labeller) country(a netip.Addr) string {
 func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }
 
 // agent sets the browser, os and device labels from the User-Agent.
-func (l *Labeller) agent(labels map[string]string, userAgent string) {
+func (l *Labeller) agent(labels counters.Labels, userAgent string) {
 	ua := l.agents.Parse(userAgent)
 	labels[LabelBrowser] = orUnknown(string(ua.Browser()))
 	labels[LabelOS] = orUnknown(osName(ua.OS()))

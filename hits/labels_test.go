@@ -254,3 +254,44 @@ func BenchmarkLabels(b *testing.B) {
 			Ref: "https://news.example.com/a", Origin: "https://blog.example.org", Campaign: hits.Campaign{Source: "x"}})
 	}
 }
+
+// A service that labels hits sends each counted hit's labels with its
+// increment; a HEAD and a repeat count nothing and so label nothing; a
+// service without a labeller sends none.
+func TestCountedHitsCarryTheirLabels(t *testing.T) {
+	v := hits.Visit{Name: "hits/a", Addr: addrDE, UserAgent: uaFirefoxLinux, RefSent: true, Ref: "https://news.example.com/x"}
+	for _, tc := range []struct {
+		name    string
+		labeler *hits.Labeller
+		limits  *fakeLimits
+		visit   hits.Visit
+		want    []string // the referrer label of each labelled increment
+	}{
+		{"a counted hit is labelled", hits.NewLabeller(table, nil), nil, v, []string{"news.example.com"}},
+		{"a HEAD is not counted, nor labelled", hits.NewLabeller(table, nil), nil, head(v), nil},
+		{"a repeat is not counted, nor labelled", hits.NewLabeller(table, nil), &fakeLimits{earlier: hits.Created}, v, nil},
+		{"without a labeller (breakdowns off) no labels are sent", nil, nil, v, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &fakeCounters{values: map[string]int64{"hits/a": 1}}
+			var limits hits.Limits
+			if tc.limits != nil {
+				limits = tc.limits
+			}
+			svc := hits.New(store, limits, hits.Options{Labels: tc.labeler})
+			if _, err := svc.Count(t.Context(), tc.visit); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range store.labelled {
+				got = append(got, l["referrer"])
+				if l["country"] != "DE" || l["browser"] != "Firefox" {
+					t.Errorf("labels %v", l)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("labelled increments with referrers %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

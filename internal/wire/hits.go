@@ -126,9 +126,12 @@ func buildHits(b *builder) (app.Capability, error) {
 		limits = cache.NewHitLimits(b.s.Cache, cache.HitLimits(b.cfg.Hits.Limits))
 	}
 	bots := visitors.NewBots()
-	labels, err := hitLabeller(b.cfg.Hits, bots, b.log)
-	if err != nil {
-		return nil, err
+	var labels *hits.Labeller
+	if b.cfg.Breakdowns.On {
+		var err error
+		if labels, err = hitLabeller(b.cfg.Hits, bots, b.log); err != nil {
+			return nil, err
+		}
 	}
 	b.hits = hits.New(b.s.Counters, limits, hits.Options{
 		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
@@ -137,8 +140,9 @@ func buildHits(b *builder) (app.Capability, error) {
 	return nil, nil
 }
 
-// hitLabeller labels page hits, with the countries of COUNTERS_GEOIP_DB
-// when it names a file; bots are the crawlers the visitor count leaves out.
+// hitLabeller labels page hits (when breakdowns are on: off, a hit costs
+// no parse), with the countries of COUNTERS_GEOIP_DB when it names a
+// file; bots are the crawlers the visitor count leaves out.
 func hitLabeller(cfg Hits, bots *visitors.Bots, log *slog.Logger) (*hits.Labeller, error) {
 	if cfg.GeoIPDB == "" {
 		log.Info("page hits' countries are (unknown): COUNTERS_GEOIP_DB names no IP-to-country database (scripts/geoip fetches one)")
