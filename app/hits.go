@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"net/netip"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -149,15 +150,33 @@ func (h *hitHandlers) read(c *fiber.Ctx, name string) (int64, error) {
 func (h *hitHandlers) count(c *fiber.Ctx, name string) (int64, error) {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	v, err := h.hits.Count(ctx, hits.Visit{
-		Name:      name,
-		Addr:      h.proxies.clientAddr(c),
-		UserAgent: c.Get(fiber.HeaderUserAgent), // used during the call only
-		Head:      c.Method() == fiber.MethodHead,
-	})
+	v, err := h.hits.Count(ctx, visit(c, name, h.proxies.clientAddr(c)))
 	var limited *hits.RateLimitedError
 	if errors.As(err, &limited) {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(limited.Seconds()))
 	}
 	return v, err
+}
+
+// visit is what hits.Count reads of a hit request. The strings are
+// Fiber's, used during the call only: the labeller copies what it keeps.
+// Of the query only ref and the three utm_ values are read, and of the
+// referrers only their hosts are kept (see hits.Labeller).
+func visit(c *fiber.Ctx, name string, addr netip.Addr) hits.Visit {
+	args := c.Context().QueryArgs()
+	return hits.Visit{
+		Name:      name,
+		Addr:      addr,
+		UserAgent: c.Get(fiber.HeaderUserAgent),
+		Head:      c.Method() == fiber.MethodHead,
+		Ref:       c.Query("ref"),
+		RefSent:   args.Has("ref"),
+		Referer:   c.Get(fiber.HeaderReferer),
+		Origin:    c.Get(fiber.HeaderOrigin),
+		Campaign: hits.Campaign{
+			Source:   c.Query("utm_source"),
+			Medium:   c.Query("utm_medium"),
+			Campaign: c.Query("utm_campaign"),
+		},
+	}
 }

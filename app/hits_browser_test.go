@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -105,5 +106,64 @@ func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 		if got := env.Stored(t, tc.counter); got != want {
 			t.Errorf("%s: %s stored %d, want %d", tc.path, tc.counter, got, want)
 		}
+	}
+}
+
+// The snippet, in a real browser, tells the service where the visitor came
+// from: ref is the page's document.referrer (here the page on another
+// host that linked to it), and the page URL's utm_source, utm_medium and
+// utm_campaign are passed on, its other query values are not.
+func TestSnippetSendsTheReferrerAndCampaignInABrowser(t *testing.T) {
+	env := apptest.New(t)
+	// The service behind a recording proxy: the snippet sends its hit
+	// wherever its own script came from.
+	target, _ := url.Parse(env.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	hitQueries := make(chan url.Values, 10)
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/hits/") {
+			hitQueries <- r.URL.Query()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(service.Close)
+
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/link" {
+			// Another site (localhost, not 127.0.0.1) that links to the
+			// post: a script navigation, so that the post has a referrer.
+			fmt.Fprintf(w, `<!DOCTYPE html><script>location.href = %q;</script>`, r.URL.Query().Get("to"))
+			return
+		}
+		fmt.Fprintf(w, `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>post</title></head><body>
+<p>Viewed <span id="views" data-counter-value>…</span> times.</p>
+<script async src="%s/v1/snippet.js" data-name="hits/post"></script>
+</body></html>`, service.URL)
+	}))
+	t.Cleanup(page.Close)
+	pageURL, _ := url.Parse(page.URL)
+	post := page.URL + "/post.html?utm_source=news%20letter&utm_medium=email&utm_campaign=launch&session=secret-42"
+	linker := "http://localhost:" + pageURL.Port() + "/link?to=" + url.QueryEscape(post)
+
+	dom := renderedDOM(t, linker)
+	if m := shownValue.FindStringSubmatch(dom); m == nil || m[1] != "1" {
+		t.Fatalf("the post shows %q, want 1; DOM:\n%s", m, dom)
+	}
+	var q url.Values
+	select {
+	case q = <-hitQueries:
+	default:
+		t.Fatal("the service saw no hit")
+	}
+	want := url.Values{
+		"ref":          {"http://localhost:" + pageURL.Port() + "/"}, // cross-origin: the browser sends the origin only
+		"utm_source":   {"news letter"},
+		"utm_medium":   {"email"},
+		"utm_campaign": {"launch"},
+	}
+	if q.Encode() != want.Encode() {
+		t.Errorf("the hit's query is %v, want %v", q, want)
 	}
 }

@@ -4,9 +4,10 @@
  *   <script async src="https://HOST/v1/snippet.js" data-name="hits/docs/index.html"></script>
  *   <span data-counter-value></span>
  *
- * Counts one hit on the counter (default "hits/" + host + path) and writes
- * its value into every element with data-counter-value whose attribute is
- * empty or equals the counter name. data-format="comma" (12,345) or
+ * Counts one hit on the counter (default "hits/" + host + path), with the
+ * page's referrer and campaign (utm_source, utm_medium, utm_campaign) for
+ * its breakdowns, and writes its value into every element with
+ * data-counter-value whose attribute is empty or equals the counter name. data-format="comma" (12,345) or
  * "locale" (the reader's own separators), on the script or on an element,
  * formats the number.
  *
@@ -121,6 +122,24 @@
     });
   }
 
+  // hitQuery says where the visitor came from, for the page's breakdowns:
+  // ref, the page's document.referrer (sent even when empty, which says
+  // "no referrer"; the service keeps only its host), and the page URL's
+  // utm_source, utm_medium and utm_campaign. Nothing else of the URL is sent.
+  function hitQuery() {
+    var q = 'ref=' + encodeURIComponent(document.referrer || '');
+    var keys = ['utm_source', 'utm_medium', 'utm_campaign'];
+    var pairs = String(location.search || '').replace(/^\?/, '').split('&');
+    for (var i = 0; i < pairs.length; i++) {
+      var eq = pairs[i].indexOf('=');
+      var k = eq < 0 ? pairs[i] : pairs[i].slice(0, eq);
+      for (var j = 0; j < keys.length; j++) {
+        if (k === keys[j] && eq >= 0) q += '&' + k + '=' + pairs[i].slice(eq + 1);
+      }
+    }
+    return q;
+  }
+
   try {
     var script = findScript();
     if (!script) return debug('cannot find own <script> tag');
@@ -129,7 +148,7 @@
     var name = script.getAttribute('data-name') || ('hits/' + location.host + location.pathname);
     var defaultFormat = script.getAttribute('data-format') || '';
 
-    request(base + '/v1/hits/' + encodeURIComponent(name), function (err, body) {
+    request(base + '/v1/hits/' + encodeURIComponent(name) + '?' + hitQuery(), function (err, body) {
       try {
         if (err) return debug('request failed', err);
         if (!body || typeof body.value !== 'number' || !isFinite(body.value)) {

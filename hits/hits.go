@@ -39,6 +39,14 @@ type Visit struct {
 	Addr      netip.Addr // the client's address, as resolved behind trusted proxies
 	UserAgent string
 	Head      bool // a HEAD request: link checkers and crawlers, no page view
+
+	// What the labels are made of (see Labeller); only hosts, families, a
+	// country and the campaign are kept of them.
+	Ref      string   // the hit's ?ref=: the page's document.referrer, sent by the snippet
+	RefSent  bool     // whether ?ref= was there at all (empty: no referrer)
+	Referer  string   // the request's Referer: the page, for the snippet; the embedding page, for a badge
+	Origin   string   // the request's Origin: the page's site, for the snippet's CORS request
+	Campaign Campaign // the page URL's utm_ values, which the snippet passes on
 }
 
 // Options tune New. Zero values take the defaults.
@@ -57,6 +65,9 @@ type Options struct {
 	Bots       *visitors.Bots        // known crawlers, not visitors; default visitors.NewBots()
 	Registerer prometheus.Registerer // nil: metrics are not registered
 	Log        *slog.Logger          // default: discard
+	// Labels labels each counted hit with where it came from (give it
+	// Bots too); nil: hits carry no labels (breakdowns off).
+	Labels *Labeller
 }
 
 // Service counts page hits on the public counters.
@@ -68,6 +79,7 @@ type Service struct {
 	visitors *visitors.Counter // nil: no visitors counted
 	keys     *visitors.Keys
 	bots     *visitors.Bots
+	labels   *Labeller // nil: no labels
 	log      *slog.Logger
 	m        *metrics
 }
@@ -94,7 +106,7 @@ func New(svc counters.Service, limits Limits, o Options) *Service {
 	return &Service{
 		counters: svc, limits: limits,
 		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies,
-		visitors: o.Visitors, keys: o.Keys, bots: o.Bots,
+		visitors: o.Visitors, keys: o.Keys, bots: o.Bots, labels: o.Labels,
 		log: o.Log, m: newMetrics(o.Registerer),
 	}
 }
@@ -160,7 +172,7 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		// The earlier hit created the counter, and it has been deleted
 		// since: counted afresh.
 	}
-	value, err := s.counters.Increment(ctx, v.Name, 1)
+	value, err := s.increment(ctx, v)
 	if err != nil {
 		if marked {
 			s.forget(ctx, hit)
@@ -177,6 +189,14 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		s.visitors.Mark(v.Name, who.day, who.id)
 	}
 	return value, nil
+}
+
+// increment counts the hit, with its labels when the service labels hits.
+func (s *Service) increment(ctx context.Context, v Visit) (int64, error) {
+	if s.labels == nil {
+		return s.counters.Increment(ctx, v.Name, 1)
+	}
+	return s.counters.IncrementLabelled(ctx, v.Name, 1, s.labels.Labels(v))
 }
 
 // identify names the visit's client in the units of the limits, and its

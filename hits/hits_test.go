@@ -311,6 +311,7 @@ type fakeCounters struct {
 	getErr, incrErr  error
 	onIncrement      func()
 	gets             int
+	labelled         []counters.Labels // the labels of each IncrementLabelled
 }
 
 func (f *fakeCounters) Get(_ context.Context, name string) (*counters.Counter, error) {
@@ -337,6 +338,11 @@ func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int6
 	}
 	f.values[name] += by
 	return f.values[name], nil
+}
+
+func (f *fakeCounters) IncrementLabelled(ctx context.Context, name string, by int64, labels counters.Labels) (int64, error) {
+	f.labelled = append(f.labelled, labels)
+	return f.Increment(ctx, name, by)
 }
 
 // fakeLimits answers every Admit with wait, earlier and err.

@@ -2,6 +2,14 @@
  * The counters dashboard: browse counters by prefix, see each one's value
  * and a chart of its history, and the prefix's summed history.
  *
+ * Above them, the report a site owner reads, for a page or a prefix (a
+ * site, a shop): hits and visitors over a period picked from presets
+ * against the period before, the chart, and what the count was made of
+ * (GET /v1/breakdown?prefix=&by=, /v1/counters/{name}/breakdown?by=): the
+ * top pages, referrers, countries, browsers, systems, devices, sources and
+ * campaigns of page hits, and any label of the user's choosing (a shop's
+ * channel or region).
+ *
  * Plain JavaScript and SVG, no library and no build step: the charts are
  * bars, which SVG draws in a few lines, and the page is served embedded in
  * the binary. Every number comes from the public HTTP API
@@ -200,7 +208,204 @@
     } else {
       $('prefix-chart').textContent = 'Give a prefix to see its counters summed.';
     }
+    work.push(report());
     return Promise.all(work).catch(function (e) { showError(e.message); });
+  }
+
+  // Periods. A preset is a range of whole local days (or months) in the
+  // zone, as YYYY-MM-DD or YYYY-MM-01, which the API takes as local
+  // midnight; prev is the period it is compared with: the one just before,
+  // as long (this month: the same days of last month).
+  function todayIn(tz) {
+    var parts = {};
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })
+        .formatToParts(new Date()).forEach(function (p) { parts[p.type] = p.value; });
+    } catch (e) {
+      var d = new Date();
+      parts = { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate() };
+    }
+    return { y: +parts.year, m: +parts.month, d: +parts.day };
+  }
+
+  function ymd(y, m, d) { return new Date(Date.UTC(y, m - 1, d)).toISOString().slice(0, 10); }
+  function dayDiff(a, b) { return Math.round((Date.parse(b) - Date.parse(a)) / 864e5); }
+  function addDays(s, n) { return new Date(Date.parse(s) + n * 864e5).toISOString().slice(0, 10); }
+
+  var PERIODS = {
+    today: { name: 'today', step: 'hour', range: function (t) { return [ymd(t.y, t.m, t.d), ymd(t.y, t.m, t.d + 1)]; } },
+    yesterday: { name: 'yesterday', step: 'hour', range: function (t) { return [ymd(t.y, t.m, t.d - 1), ymd(t.y, t.m, t.d)]; } },
+    '7d': { name: 'the last 7 days', step: 'day', range: function (t) { return [ymd(t.y, t.m, t.d - 6), ymd(t.y, t.m, t.d + 1)]; } },
+    '30d': { name: 'the last 30 days', step: 'day', range: function (t) { return [ymd(t.y, t.m, t.d - 29), ymd(t.y, t.m, t.d + 1)]; } },
+    'this-month': { name: 'this month', step: 'day', range: function (t) { return [ymd(t.y, t.m, 1), ymd(t.y, t.m + 1, 1)]; },
+      prev: function (t) { var from = ymd(t.y, t.m - 1, 1), end = ymd(t.y, t.m, 1), to = addDays(from, t.d); return [from, to < end ? to : end]; } },
+    'last-month': { name: 'last month', step: 'day', range: function (t) { return [ymd(t.y, t.m - 1, 1), ymd(t.y, t.m, 1)]; },
+      prev: function (t) { return [ymd(t.y, t.m - 2, 1), ymd(t.y, t.m - 1, 1)]; } },
+    year: { name: 'the last 12 months', step: 'month', range: function (t) { return [ymd(t.y, t.m - 11, 1), ymd(t.y, t.m + 1, 1)]; },
+      prev: function (t) { return [ymd(t.y, t.m - 23, 1), ymd(t.y, t.m - 11, 1)]; } }
+  };
+
+  // period is what the report covers: the preset's range and step, or the
+  // form's own from, to and step (custom), with the range before it when
+  // both ends are whole days.
+  function period() {
+    var tz = $('tz').value.trim() || 'UTC';
+    var p = PERIODS[$('period').value];
+    if (!p) {
+      var from = $('from').value.trim(), to = $('to').value.trim(), prev = null;
+      if (/^\d{4}-\d{2}-\d{2}$/.test(from) && /^\d{4}-\d{2}-\d{2}$/.test(to)) {
+        prev = [addDays(from, -dayDiff(from, to)), from];
+      }
+      return { name: (from || '…') + ' to ' + (to || 'now'), step: $('step').value, tz: tz, cur: [from, to], prev: prev };
+    }
+    var t = todayIn(tz), cur = p.range(t);
+    var prevRange = p.prev ? p.prev(t) : [addDays(cur[0], -dayDiff(cur[0], cur[1])), cur[0]];
+    return { name: p.name, step: p.step, tz: tz, cur: cur, prev: prevRange };
+  }
+
+  function rangeQuery(step, tz, r) {
+    var q = new URLSearchParams({ step: step, tz: tz });
+    if (r[0]) q.set('from', r[0]);
+    if (r[1]) q.set('to', r[1]);
+    return q;
+  }
+
+  // totals are a range's hits and visitors (the days' unique visitors,
+  // summed: the API counts visitors per day).
+  function totals(path, tz, r) {
+    return api(path('history', rangeQuery('day', tz, r))).then(function (s) {
+      var visitors = 0, known = false;
+      s.points.forEach(function (p) { if (typeof p.visitors === 'number') { visitors += p.visitors; known = true; } });
+      return { hits: s.total, visitors: known ? visitors : null };
+    });
+  }
+
+  // delta says how cur compares with prev: "+12%", "−5%", "new", "±0%".
+  function delta(cur, prev) {
+    if (cur === null || prev === null || prev === undefined) return { text: '', cls: '' };
+    if (prev === 0) return cur === 0 ? { text: '±0% vs the period before', cls: '' } : { text: 'new (0 the period before)', cls: 'up' };
+    var pct = Math.round((cur - prev) / Math.abs(prev) * 100);
+    if (pct === 0) return { text: '±0% vs the period before', cls: '' };
+    return { text: (pct > 0 ? '+' : '\u2212') + Math.abs(pct) + '% vs the period before (' + prev.toLocaleString() + ')', cls: pct > 0 ? 'up' : 'down' };
+  }
+
+  function card(id, cur, prev) {
+    var box = $(id);
+    var fig = box.querySelector('.figure');
+    fig.textContent = cur === null ? '–' : cur.toLocaleString();
+    fig.setAttribute('data-value', cur === null ? '' : String(cur));
+    var d = delta(cur, prev), el = box.querySelector('.delta');
+    el.textContent = d.text;
+    el.className = 'delta ' + d.cls;
+    el.setAttribute('data-previous', prev === null || prev === undefined ? '' : String(prev));
+  }
+
+  // breakdownTable fills a breakdown's table: value, count and share of
+  // the total, each row carrying its value and count as data attributes
+  // (the browser test reads them back), and the rows left out.
+  function breakdownTable(table, b) {
+    table.textContent = '';
+    var body = document.createElement('tbody');
+    table.appendChild(body);
+    table.setAttribute('data-total', String(b.total));
+    function row(cls, cells) {
+      var tr = document.createElement('tr');
+      if (cls) tr.className = cls;
+      cells.forEach(function (c) {
+        var td = document.createElement('td');
+        td.className = c[0];
+        td.textContent = c[1];
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+      return tr;
+    }
+    if (!b.rows.length) row('empty', [['label', 'nothing in this period']]);
+    b.rows.forEach(function (r) {
+      var share = b.total ? Math.round(r.count / b.total * 1000) / 10 + '%' : '';
+      var tr = row('', [['label', r.value], ['count', r.count.toLocaleString()], ['share', share]]);
+      tr.setAttribute('data-value', r.value);
+      tr.setAttribute('data-count', String(r.count));
+    });
+    if (b.more) row('more', [['label', 'the rest'], ['count', b.more.toLocaleString()], ['share', '']]);
+  }
+
+  function breakdownError(table, msg) {
+    table.textContent = '';
+    var tr = table.insertRow(), td = tr.insertCell();
+    tr.className = 'error';
+    td.textContent = msg;
+  }
+
+  // Label keys the user has broken a prefix down by, offered again.
+  var LABELS = 'countersvc.dashboard.labels';
+  function knownLabels() {
+    try { return JSON.parse(localStorage.getItem(LABELS) || '[]'); } catch (e) { return []; }
+  }
+  function rememberLabel(key) {
+    var keys = knownLabels().filter(function (k) { return k !== key; });
+    keys.unshift(key);
+    try { localStorage.setItem(LABELS, JSON.stringify(keys.slice(0, 20))); } catch (e) { /* not kept */ }
+    offerLabels();
+  }
+  function offerLabels() {
+    var list = $('label-keys');
+    list.textContent = '';
+    var seen = {};
+    knownLabels().concat(['channel', 'region', 'referrer', 'country', 'browser', 'os', 'device', 'source', 'medium', 'campaign'])
+      .forEach(function (k) {
+        if (seen[k]) return;
+        seen[k] = true;
+        var o = document.createElement('option');
+        o.value = k;
+        list.appendChild(o);
+      });
+  }
+
+  var BREAKDOWNS = ['name', 'referrer', 'country', 'browser', 'os', 'device', 'source', 'campaign'];
+
+  function breakdown(path, by, r, tz, table) {
+    var q = rangeQuery('day', tz, r);
+    q.delete('step');
+    q.set('by', by);
+    q.set('limit', '10');
+    return api(path('breakdown', q)).then(function (b) { breakdownTable(table, b); }, function (e) { breakdownError(table, e.message); });
+  }
+
+  // report draws the report of the page (the Page field) or else of the
+  // prefix; without either there is none. A breakdown that fails says so
+  // in its own table; the rest of the report stands.
+  function report() {
+    var page = $('page').value.trim(), prefix = $('prefix').value;
+    var box = $('report');
+    if (!page && !prefix) { box.hidden = true; return Promise.resolve(); }
+    box.hidden = false;
+    var p = period();
+    function path(what, q) {
+      if (page) return '/v1/counters/' + encodeURIComponent(page) + '/' + what + '?' + q;
+      return '/v1/' + what + '?prefix=' + encodeURIComponent(prefix) + '&' + q;
+    }
+    $('report-title').textContent = (page || prefix) + ': ' + p.name + ' (' + p.tz + ')';
+    var work = [];
+    work.push(Promise.all([totals(path, p.tz, p.cur), p.prev ? totals(path, p.tz, p.prev) : null]).then(function (t) {
+      var cur = t[0], prev = t[1] || { hits: null, visitors: null };
+      card('hits-card', cur.hits, prev.hits);
+      card('visitors-card', cur.visitors, prev.visitors);
+    }));
+    work.push(api(path('history', rangeQuery(p.step, p.tz, p.cur))).then(function (s) { draw($('report-chart'), s); }));
+    $('bd-name').hidden = !!page;
+    BREAKDOWNS.forEach(function (by) {
+      if (by === 'name' && page) return;
+      work.push(breakdown(path, by, p.cur, p.tz, document.querySelector('#bd-' + by + ' table')));
+    });
+    var key = $('label-key').value.trim();
+    var custom = document.querySelector('#bd-custom table');
+    if (key) {
+      work.push(breakdown(path, key, p.cur, p.tz, custom).then(function () { rememberLabel(key); }));
+    } else {
+      custom.textContent = '';
+    }
+    return Promise.all(work);
   }
 
   function keyState() {
@@ -209,7 +414,15 @@
 
   document.addEventListener('DOMContentLoaded', function () {
     var params = new URLSearchParams(location.search);
-    ['prefix', 'step', 'tz', 'from', 'to'].forEach(function (k) { if (params.has(k)) $(k).value = params.get(k); });
+    ['prefix', 'page', 'step', 'tz', 'from', 'to'].forEach(function (k) { if (params.has(k)) $(k).value = params.get(k); });
+    if (params.has('label')) $('label-key').value = params.get('label');
+    // A link with its own range is a custom period; else a preset's.
+    if (params.has('period') && (PERIODS[params.get('period')] || params.get('period') === 'custom')) {
+      $('period').value = params.get('period');
+    } else if (params.has('from') || params.has('to')) {
+      $('period').value = 'custom';
+    }
+    offerLabels();
     if (!$('tz').value) {
       try { $('tz').value = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch (e) { $('tz').value = 'UTC'; }
     }
@@ -225,6 +438,18 @@
       keyState();
     });
     $('query').addEventListener('submit', function (ev) { ev.preventDefault(); load(); });
+    // A preset fills in the range and step it stands for, so that the
+    // counters' charts below show the same period.
+    function applyPeriod() {
+      if ($('period').value === 'custom') return;
+      var p = period();
+      $('from').value = p.cur[0];
+      $('to').value = p.cur[1];
+      $('step').value = p.step;
+    }
+    $('period').addEventListener('change', function () { applyPeriod(); load(); });
+    $('label-key').addEventListener('change', function () { load(); });
+    applyPeriod();
     keyState();
     load();
   });

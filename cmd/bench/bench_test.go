@@ -104,7 +104,7 @@ func TestScenariosRunInTheirOwnOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(c.needs(), ","), "nocoalesce,nocache,nolimits"; got != want {
+	if got, want := strings.Join(c.needs(), ","), "nocoalesce,nocache,nolimits,nobreakdowns"; got != want {
 		t.Fatalf("needs %s, want %s", got, want)
 	}
 	if err := c.check(); err == nil || !strings.Contains(err.Error(), "-url-nolimits") {

@@ -33,9 +33,10 @@ type leaseRow struct {
 }
 
 type hitsResult struct {
-	on, off   load
-	abacus    *load   // Abacus with its limiter, when -url-abacus was given
-	unchecked float64 // hits the limits let through because Redis did not answer in time
+	on, off    load
+	unlabelled load    // the default service with breakdowns off: no labels
+	abacus     *load   // Abacus with its limiter, when -url-abacus was given
+	unchecked  float64 // hits the limits let through because Redis did not answer in time
 }
 
 type keysResult struct{ scoped, admin load }
@@ -139,6 +140,8 @@ func (r *report) write(dir string) error {
 			name += fmt.Sprintf(" (%s hits let through unchecked)", num(h.unchecked))
 		}
 		row(name, ratio(h.on.RPS, h.off.RPS), ">= 0.8x", h.on.RPS >= 0.8*h.off.RPS)
+		row(fmt.Sprintf("page hits from distinct visitors, %d conns: labelled (breakdowns on) %s/s over breakdowns off %s/s", targetConns, num(h.on.RPS), num(h.unlabelled.RPS)),
+			ratio(h.on.RPS, h.unlabelled.RPS), ">= 0.85x", h.on.RPS >= 0.85*h.unlabelled.RPS)
 		if a := h.abacus; a != nil {
 			row(fmt.Sprintf("page hits from distinct visitors, %d conns: limits and visitors on %s/s over Abacus with its limiter %s/s", targetConns, num(h.on.RPS), num(a.RPS)),
 				ratio(h.on.RPS, a.RPS), ">= 2x", h.on.RPS >= 2*a.RPS)
@@ -246,7 +249,7 @@ func (r *report) httpBad() int64 {
 		loads = append(loads, l.get)
 	}
 	if h := r.hits; h != nil {
-		loads = append(loads, h.on, h.off)
+		loads = append(loads, h.on, h.off, h.unlabelled)
 		if h.abacus != nil {
 			loads = append(loads, *h.abacus)
 		}

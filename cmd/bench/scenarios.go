@@ -223,7 +223,8 @@ func (b *bench) lease() error {
 func (b *bench) hits() error {
 	on := b.wrk("hits, limits and visitors on", b.url+hitsPath, targetConns, visitorsScript)
 	off := b.wrk("hits, limits and visitors off", *b.urls["nolimits"]+hitsPath, targetConns, visitorsScript)
-	ms := []measure{on, off}
+	unlabelled := b.wrk("hits, breakdowns off (no labels)", *b.urls["nobreakdowns"]+hitsPath, targetConns, visitorsScript)
+	ms := []measure{on, off, unlabelled}
 	if b.abacusURL != "" {
 		ms = append(ms, b.wrk("hits, Abacus with its limiter", b.abacusURL+abacusHitPath, targetConns, visitorsScript))
 	}
@@ -236,9 +237,9 @@ func (b *bench) hits() error {
 	if err != nil {
 		return err
 	}
-	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unchecked: unchecked[0]}
-	if len(rs) > 2 {
-		abacus := rs[2].byRPS()
+	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unlabelled: rs[2].byRPS(), unchecked: unchecked[0]}
+	if len(rs) > 3 {
+		abacus := rs[3].byRPS()
 		b.r.hits.abacus = &abacus
 	}
 	return nil

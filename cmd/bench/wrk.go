@@ -134,12 +134,13 @@ end`, strings.ReplaceAll(prefix, `"`, `\"`), n, method, strings.ReplaceAll(suffi
 // X-Forwarded-For among the 16 million addresses of 10.0.0.0/8, which a
 // service that trusts 127.0.0.1 as its proxy takes for the client, with a
 // browser's User-Agent, so that each hit is a visitor and pays for it
-// (wrk's own would be taken for a script). Each request is formatted
+// (wrk's own would be taken for a script), and a Referer, so that a
+// labelled hit pays for its referrer too. Each request is formatted
 // anew, on both sides of any comparison.
 const visitorsScript = seedScript + `init = function(args)
   seed()
 end
 request = function()
   local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
-  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip, ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"})
+  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip, ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36", ["Referer"] = "https://news.example.com/item?id=1"})
 end`

@@ -3,11 +3,13 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/cache"
+	"github.com/countersvc/countersvc/geoip"
 	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/visitors"
@@ -21,6 +23,9 @@ type Hits struct {
 	Limits         HitLimits
 	Visitors       bool          `env:"COUNTERS_VISITORS"`
 	VisitorsFlush  time.Duration `env:"COUNTERS_VISITORS_FLUSH"`
+	// GeoIPDB names the MMDB file that page hits' country label comes
+	// from (see geoip/); empty: every country is "(unknown)".
+	GeoIPDB string `env:"COUNTERS_GEOIP_DB"`
 }
 
 // HitLimits are cache.HitLimits (see its fields) with their variables.
@@ -120,9 +125,33 @@ func buildHits(b *builder) (app.Capability, error) {
 	if b.s.Cache != nil {
 		limits = cache.NewHitLimits(b.s.Cache, cache.HitLimits(b.cfg.Hits.Limits))
 	}
+	bots := visitors.NewBots()
+	var labels *hits.Labeller
+	if b.cfg.Breakdowns.On {
+		var err error
+		if labels, err = hitLabeller(b.cfg.Hits, bots, b.log); err != nil {
+			return nil, err
+		}
+	}
 	b.hits = hits.New(b.s.Counters, limits, hits.Options{
 		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
-		Keys: b.clientKeys, Visitors: b.s.Visitors,
+		Keys: b.clientKeys, Visitors: b.s.Visitors, Bots: bots, Labels: labels,
 	})
 	return nil, nil
+}
+
+// hitLabeller labels page hits (when breakdowns are on: off, a hit costs
+// no parse), with the countries of COUNTERS_GEOIP_DB when it names a
+// file; bots are the crawlers the visitor count leaves out.
+func hitLabeller(cfg Hits, bots *visitors.Bots, log *slog.Logger) (*hits.Labeller, error) {
+	if cfg.GeoIPDB == "" {
+		log.Info("page hits' countries are (unknown): COUNTERS_GEOIP_DB names no IP-to-country database (scripts/geoip fetches one)")
+		return hits.NewLabeller(nil, bots), nil
+	}
+	db, err := geoip.Open(cfg.GeoIPDB)
+	if err != nil {
+		return nil, fmt.Errorf("COUNTERS_GEOIP_DB: %v", err)
+	}
+	log.Info("page hits' countries from COUNTERS_GEOIP_DB", "type", db.Type())
+	return hits.NewLabeller(db, bots), nil
 }

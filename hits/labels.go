@@ -1,0 +1,234 @@
+package hits
+
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	useragent "github.com/medama-io/go-useragent"
+	"github.com/medama-io/go-useragent/agents"
+
+	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/visitors"
+)
+
+// The labels every counted page hit carries (API.md "Breakdowns"), and the
+// values that stand for "nothing known".
+const (
+	LabelReferrer = "referrer"
+	LabelCountry  = "country"
+	LabelBrowser  = "browser"
+	LabelOS       = "os"
+	LabelDevice   = "device"
+	LabelSource   = "source"
+	LabelMedium   = "medium"
+	LabelCampaign = "campaign"
+
+	Direct   = "(direct)"   // a referrer: none, or none that names a host
+	Internal = "(internal)" // a referrer: the page's own site
+	Unknown  = "(unknown)"  // a country, browser, system or device nobody knows
+	NoValue  = "(none)"     // what a breakdown shows for a step without the label: a campaign value the URL did not have
+
+	// MaxLabelValue is the most bytes a label value may have: longer
+	// campaign values are cut there, on a rune boundary.
+	MaxLabelValue = 128
+)
+
+// Campaign is what the page's URL said of the campaign that brought the
+// visitor: its utm_source, utm_medium and utm_campaign, "" when absent.
+type Campaign struct {
+	Source, Medium, Campaign string
+}
+
+// Countries tell the country of an address: an ISO 3166-1 alpha-2 code,
+// or "" when they do not know it (see geoip/).
+type Countries interface {
+	Country(netip.Addr) string
+}
+
+// Labeller labels page hits with where they came from: the referrer's
+// host, the country, the browser, system and device families, and the
+// campaign. It keeps nothing of what it is given: each label is a host, a
+// family or a country code, or one of the three campaign values cut to
+// MaxLabelValue, never an address, a User-Agent, a path or another query
+// value. It is safe for concurrent use.
+//
+// User-Agents are parsed with medama-io/go-useragent, a trie built from
+// maintained browser and system tokens: about 0.4 µs a parse on this
+// machine (BenchmarkLabels), a tenth of mileusna/useragent's and a
+// thirtieth of uap-go's regular expressions, so no cache is needed.
+// Crawlers are told by visitors.Bots, the same test that keeps them out of
+// the visitor count, so that device=bot counts exactly the hits that are
+// not visits for that reason.
+type Labeller struct {
+	countries Countries // nil: every country is Unknown
+	bots      *visitors.Bots
+	agents    *useragent.Parser
+}
+
+// NewLabeller returns a labeller that finds countries in countries (nil:
+// none is known) and crawlers with bots (nil: visitors.NewBots()).
+func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
+	if bots == nil {
+		bots = visitors.NewBots()
+	}
+	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser()}
+}
+
+// Labels returns the labels of a counted hit of v: always referrer,
+// country, browser, os and device, and those of source, medium and
+// campaign that the page's URL had (a breakdown shows the others as
+// NoValue). They are the
+// labeller's own memory: v's strings may be reused once it returns (Fiber's
+// are), and a labelled increment may be queued past that.
+func (l *Labeller) Labels(v Visit) counters.Labels {
+	labels := make(counters.Labels, 8)
+	labels[LabelReferrer] = strings.Clone(Referrer(v))
+	labels[LabelCountry] = l.country(v.Addr)
+	l.agent(labels, v.UserAgent)
+	campaign(labels, LabelSource, v.Campaign.Source)
+	campaign(labels, LabelMedium, v.Campaign.Medium)
+	campaign(labels, LabelCampaign, v.Campaign.Campaign)
+	return labels
+}
+
+// campaign sets the label key to the campaign value s, unless there is
+// none: a step without a label is what a breakdown shows as NoValue, so
+// storing NoValue itself would only cost a row per hit.
+func campaign(labels counters.Labels, key, s string) {
+	if v := campaignValue(s); v != NoValue {
+		labels[key] = strings.Clone(v)
+	}
+}
+
+// Referrer is the host the visit came from (lower case, without "www."
+// and port): the page's document.referrer when the snippet sent it
+// (RefSent), else the Referer of the request (a badge in a page). Direct
+// when there is none; Internal when the snippet's referrer is the host of
+// the page that counted the hit (the request's Origin, else its Referer).
+func Referrer(v Visit) string {
+	from := v.Referer
+	if v.RefSent {
+		from = v.Ref
+	}
+	host := hostOf(from)
+	if host == "" {
+		return Direct
+	}
+	if v.RefSent {
+		page := hostOf(v.Origin)
+		if page == "" {
+			page = hostOf(v.Referer)
+		}
+		if host == page {
+			return Internal
+		}
+	}
+	return host
+}
+
+// hostOf is the host of an absolute URL, lower case, without "www." and
+// port, or "" when raw names none (empty, relative, "null", malformed) or
+// one that is no printable label value.
+func hostOf(raw string) string {
+	if raw == "" || raw == "null" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host = strings.TrimPrefix(host, "www.")
+	if host == "" || len(host) > MaxLabelValue || !printable(host) {
+		return ""
+	}
+	return host
+}
+
+func (l *Labeller) country(a netip.Addr) string {
+	if l.countries == nil || !a.IsValid() {
+		return Unknown
+	}
+	code := l.countries.Country(a.Unmap())
+	if len(code) != 2 || !isUpperASCII(code[0]) || !isUpperASCII(code[1]) {
+		return Unknown
+	}
+	return code
+}
+
+func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }
+
+// agent sets the browser, os and device labels from the User-Agent.
+func (l *Labeller) agent(labels counters.Labels, userAgent string) {
+	ua := l.agents.Parse(userAgent)
+	labels[LabelBrowser] = orUnknown(string(ua.Browser()))
+	labels[LabelOS] = orUnknown(osName(ua.OS()))
+	device := ""
+	switch {
+	case l.bots.Is(userAgent):
+		device = "bot"
+	case ua.Device() == agents.DeviceBot:
+		// A crawler the parser knows and crawlerdetect does not: it is
+		// counted as a visitor, so it is not labelled one of the bots.
+	default:
+		device = strings.ToLower(string(ua.Device()))
+	}
+	labels[LabelDevice] = orUnknown(device)
+}
+
+// osName spells the parser's system families as their makers do.
+func osName(os agents.OS) string {
+	if os == agents.OSMacOS {
+		return "macOS"
+	}
+	return string(os)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return Unknown
+	}
+	return s
+}
+
+// campaignValue is a utm_ value as a label value: without what is not
+// printable (a label value is printable UTF-8), trimmed, cut to
+// MaxLabelValue bytes on a rune boundary, and NoValue when nothing is left.
+func campaignValue(s string) string {
+	if s == "" {
+		return NoValue
+	}
+	if !printable(s) {
+		s = strings.Map(func(r rune) rune {
+			if r == utf8.RuneError || !unicode.IsPrint(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > MaxLabelValue {
+		cut := MaxLabelValue
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = strings.TrimSpace(s[:cut])
+	}
+	if s == "" {
+		return NoValue
+	}
+	return s
+}
+
+// printable reports whether s is valid UTF-8 of printable runes only.
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
