@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,45 +84,137 @@ var (
 const maxDayList = 1000
 
 // HistoryDays implements history.Store. A counter's days are one range of
-// the primary key; a prefix's days are summed by MySQL, day by day.
+// the primary key; a prefix's days are summed by MySQL, day by day. Days
+// the roll-up moved (history_rollup.go) come from their month rows, read
+// in the same transaction: REPEATABLE READ gives its statements one
+// snapshot, so a day that moves meanwhile is counted once.
 func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
+	var days []history.UTCDay
+	var known bool
+	err := readTx(ctx, s.db, func(tx *sql.Tx) error {
+		var rows *sql.Rows
+		var err error
+		if name != "" {
+			rows, err = tx.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
+				name, quarterNumber(from), quarterNumber(to))
+		} else {
+			var days []any
+			for d := from; d.Before(to) && len(days) <= maxDayList; d = d.AddDate(0, 0, 1) {
+				days = append(days, d.Format(time.DateOnly))
+			}
+			cond := "day >= ? AND day < ?"
+			if len(days) <= maxDayList {
+				cond = "day IN (" + placeholders("?", ", ", len(days)) + ")"
+			} else {
+				days = []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
+			}
+			like := likePrefix(prefix)
+			rows, err = tx.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+		}
+		if err != nil {
+			return err
+		}
+		if days, err = scanHistory(rows); err != nil {
+			return err
+		}
+		if days, err = addRolledUp(ctx, tx, days, name, prefix, from, to); err != nil {
+			return err
+		}
+		if len(days) > 0 || name == "" {
+			return nil
+		}
+		return tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)"+
+			" OR EXISTS (SELECT 1 FROM counter_history_month WHERE name = ?)", name, name, name).Scan(&known)
+	})
+	if err != nil {
+		return nil, mapError("storage.HistoryDays", err, false)
+	}
+	if len(days) == 0 && name != "" && !known {
+		return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found: it has neither a value nor history.")
+	}
+	return days, nil
+}
+
+// readTx runs fn in a read-only REPEATABLE READ transaction: its
+// statements read one snapshot, whatever the server's default level.
+func readTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	return txWith(ctx, db, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, fn)
+}
+
+// addRolledUp adds the rolled-up days in [from, to) of the counter name or,
+// when name is empty, of the counters under prefix, to days (in order of
+// day), and returns them in order. A segment's sum counts in its first
+// quarter hour, which every period of a day or month step that holds that
+// quarter holds whole: the segment lies between two history.Boundaries.
+func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
 	var rows *sql.Rows
 	var err error
 	if name != "" {
-		rows, err = s.db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
-			name, quarterNumber(from), quarterNumber(to))
+		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE name = ? AND month >= ? AND month < ?",
+			name, monthOf(from).Format(time.DateOnly), to.Format(time.DateOnly))
 	} else {
-		var days []any
-		for d := from; d.Before(to) && len(days) <= maxDayList; d = d.AddDate(0, 0, 1) {
-			days = append(days, d.Format(time.DateOnly))
+		var months []any
+		for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
+			months = append(months, m.Format(time.DateOnly))
 		}
-		cond := "day >= ? AND day < ?"
-		if len(days) <= maxDayList {
-			cond = "day IN (" + placeholders("?", ", ", len(days)) + ")"
-		} else {
-			days = []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
-		}
-		like := likePrefix(prefix)
-		rows, err = s.db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE month IN ("+placeholders("?", ", ", len(months))+
+			") AND name LIKE ? ESCAPE '!'", append(months, likePrefix(prefix))...)
 	}
 	if err != nil {
-		return nil, mapError("storage.HistoryDays", err, false)
+		return nil, err
 	}
-	days, err := scanHistory(rows)
-	if err != nil {
-		return nil, mapError("storage.HistoryDays", err, false)
+	defer rows.Close()
+	byDate := map[time.Time]*history.UTCDay{}
+	for i := range days {
+		byDate[days[i].Date] = &days[i]
 	}
-	if len(days) == 0 && name != "" {
-		var known bool
-		err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)",
-			name, name).Scan(&known)
+	added := map[time.Time]*history.UTCDay{}
+	beyond := counters.Errorf(counters.EOUTOFRANGE, "A quarter hour of this history holds a count beyond the signed 64-bit range.")
+	var packed []byte
+	for rows.Next() {
+		var month time.Time
+		if err := rows.Scan(&month, &packed); err != nil {
+			return nil, err
+		}
+		err := walkDays(packed, func(day int, full bool, figs []int64) error {
+			date := month.AddDate(0, 0, day)
+			if date.Before(from) || !date.Before(to) {
+				return nil
+			}
+			d := byDate[date]
+			if d == nil {
+				d = &history.UTCDay{Date: date}
+				byDate[date], added[date] = d, d
+			}
+			for i, f := range figs {
+				if f == 0 {
+					continue
+				}
+				q := i
+				if !full {
+					q = history.Boundaries[i]
+				}
+				var ok bool
+				if d.Quarters[q], ok = counters.Add(d.Quarters[q], f); !ok {
+					return beyond
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, mapError("storage.HistoryDays", err, false)
-		}
-		if !known {
-			return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found: it has neither a value nor history.")
+			return nil, err
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(added) == 0 {
+		return days, nil
+	}
+	for _, d := range added {
+		days = append(days, *d)
+	}
+	slices.SortFunc(days, func(a, b history.UTCDay) int { return a.Date.Compare(b.Date) })
 	return days, nil
 }
 
