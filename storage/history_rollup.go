@@ -99,7 +99,7 @@ func (s *HistoryStore) RollupDays(ctx context.Context, before, thin time.Time, a
 				}
 				d.figs[q] = n
 			}
-			if d.full = !day.Before(thin); !d.full {
+			if day.Before(thin) {
 				t, ok := d.thinned()
 				if !ok {
 					continue // a segment beyond int64: the day stays as it is
