@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"math/big"
 	"slices"
 	"strconv"
@@ -133,16 +135,43 @@ func (s *HistoryStore) RollupDays(ctx context.Context, before, thin time.Time, a
 		if err := storeMonths(ctx, tx, keys, months); err != nil {
 			return err
 		}
-		if len(moved) == 0 {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE "+placeholders("(name = ? AND day = ?)", " OR ", len(moved)/2), moved...)
-		return err
+		return deleteMoved(ctx, tx, moved, int(seen), after, next, before)
 	})
 	if err != nil {
 		return 0, after, mapError("storage.RollupDays", err, true)
 	}
 	return seen, next, nil
+}
+
+// errRaced says a day was written into a batch's range while it moved: the
+// batch rolls back, and the next one reads that day too.
+var errRaced = errors.New("storage: a day of history was written into the range a roll-up was moving; it goes back and tries again")
+
+// deleteMoved deletes the rows that a batch moved, moved being their names
+// and days, of seen rows it read in (after, last]. When it moved them all
+// it deletes the range, as one range of the primary key: an OR of 2,000
+// (name, day) pairs measured 700 ms in MariaDB's range optimizer alone.
+// The read took no gap locks (READ COMMITTED), so a row written into the
+// range since (a slot moved into an old day) would go too: the count
+// tells, and the batch then rolls back. Rows it kept (beyond int64) are
+// named one by one.
+func deleteMoved(ctx context.Context, tx *sql.Tx, moved []any, seen int, after, last history.RollupPosition, before time.Time) error {
+	if len(moved) == 0 {
+		return nil
+	}
+	if len(moved)/2 < seen {
+		_, err := tx.ExecContext(ctx, "DELETE FROM counter_history WHERE "+placeholders("(name = ? AND day = ?)", " OR ", len(moved)/2), moved...)
+		return err
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM counter_history WHERE (name > ? OR (name = ? AND day > ?)) AND (name < ? OR (name = ? AND day <= ?)) AND day < ?",
+		after.Name, after.Name, after.Day.Format(time.DateOnly), last.Name, last.Name, last.Day.Format(time.DateOnly), before.Format(time.DateOnly))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(seen) {
+		return cmp.Or(err, errRaced)
+	}
+	return nil
 }
 
 // ThinDays implements history.Roller.
