@@ -235,7 +235,7 @@ var historyLevels = []struct {
 	quarters int
 	step     string
 }{
-	{"once a day", 1, "1"},
+	{"once a day", 1, "1 + 0 * %[1]d"},
 	{"8 quarter hours a day, 1 to 7 steps", 8, "(c.seq + d.seq + %[1]d) %% 7 + 1"},
 	{"every quarter hour, 1 to 100 steps", 96, "(c.seq * 7 + d.seq * 13 + %[1]d * 31) %% 100 + 1"},
 }
