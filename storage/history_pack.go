@@ -14,6 +14,9 @@ import (
 // a month row's days column is its days in order, each
 //
 //	uvarint  (day of the month - 1) << 1 | 1 when it keeps all 96 quarters
+//	uvarint  the day's total, zigzag-encoded: a read whose periods hold the
+//	         whole day (a month, or a day of a zone with UTC's midnights)
+//	         takes it and skips the figures
 //	byte     w, the bits of each figure (0 to 64)
 //	bitmap   one bit per figure (96 quarters, or one per history.Boundaries
 //	         segment), set where the figure is not 0
@@ -54,6 +57,8 @@ func packDays(b []byte, days []packedDay) []byte {
 			head |= 1
 		}
 		b = binary.AppendUvarint(b, head)
+		total, _ := d.total()
+		b = binary.AppendUvarint(b, zigzag(total))
 		var w int
 		for _, f := range d.figs {
 			w = max(w, bits.Len64(zigzag(f)))
@@ -95,25 +100,32 @@ func packDays(b []byte, days []packedDay) []byte {
 // unpackDays reads what packDays wrote.
 func unpackDays(b []byte) ([]packedDay, error) {
 	var days []packedDay
-	err := walkDays(b, func(day int, full bool, figs []int64) error {
+	err := walkDays(b, nil, func(day int, full bool, _ int64, figs []int64) error {
 		days = append(days, packedDay{day: day, full: full, figs: slices.Clone(figs)})
 		return nil
 	})
 	return days, err
 }
 
-// walkDays calls fn with each day that packDays wrote to b, in order; figs
-// is reused from call to call. A read of many months (a prefix's year)
-// walks them without keeping them.
-func walkDays(b []byte, fn func(day int, full bool, figs []int64) error) error {
+// walkDays calls fn with each day that packDays wrote to b, in order, its
+// total and, unless want says it is not wanted (nil wants every day), its
+// figures; figs is reused from call to call, nil for a day not wanted. A
+// read of many months (a prefix's year) walks them without keeping them,
+// and skips the figures it has no use for.
+func walkDays(b []byte, want func(day int) bool, fn func(day int, full bool, total int64, figs []int64) error) error {
 	var buf [history.QuartersPerDay]int64
 	for len(b) > 0 {
 		head, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errPacked
+		}
+		b = b[k:]
+		total, k := binary.Uvarint(b)
 		if k <= 0 || len(b) < k+1 {
 			return errPacked
 		}
 		b = b[k:]
-		full := head&1 == 1
+		day, full := int(head>>1), head&1 == 1
 		w := int(b[0])
 		b = b[1:]
 		figs := buf[:figureCount(full)]
@@ -123,6 +135,21 @@ func walkDays(b []byte, fn func(day int, full bool, figs []int64) error) error {
 		}
 		bitmap := b[:mapLen]
 		b = b[mapLen:]
+		if want != nil && !want(day) {
+			var set int
+			for _, m := range bitmap {
+				set += bits.OnesCount8(m)
+			}
+			if n := (set*w + 7) / 8; len(b) >= n {
+				b = b[n:]
+			} else {
+				return errPacked
+			}
+			if err := fn(day, full, unzigzag(total), nil); err != nil {
+				return err
+			}
+			continue
+		}
 		var acc uint64
 		var n int
 		for i := range figs {
@@ -147,7 +174,7 @@ func walkDays(b []byte, fn func(day int, full bool, figs []int64) error) error {
 			}
 			figs[i] = unzigzag(z)
 		}
-		if err := fn(int(head>>1), full, figs); err != nil {
+		if err := fn(day, full, unzigzag(total), figs); err != nil {
 			return err
 		}
 	}
@@ -172,6 +199,19 @@ func segments(quarters []int64) ([]int64, bool) {
 		}
 	}
 	return out, true
+}
+
+// total is the sum of d's figures; false when it leaves int64 (the day
+// then stays where it is: its total is part of the packed form).
+func (d packedDay) total() (int64, bool) {
+	var sum int64
+	for _, f := range d.figs {
+		var ok bool
+		if sum, ok = counters.Add(sum, f); !ok {
+			return 0, false
+		}
+	}
+	return sum, true
 }
 
 // thinned is d in the segments' form; false when a sum leaves int64.

@@ -45,15 +45,19 @@ type monthRow struct {
 // of the sum leaves int64.
 func (m *monthRow) add(d packedDay) bool {
 	i, found := slices.BinarySearchFunc(m.days, d.day, func(e packedDay, day int) int { return e.day - day })
+	if _, fits := d.total(); !fits {
+		return false
+	}
 	if !found {
 		m.days = slices.Insert(m.days, i, d)
 		return true
 	}
 	sum, ok := m.days[i].plus(d)
-	if ok {
+	if _, fits := sum.total(); ok && fits {
 		m.days[i] = sum
+		return true
 	}
-	return ok
+	return false
 }
 
 // RollupDays implements history.Roller.
