@@ -191,6 +191,14 @@ func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, p
 			byDay[k] = &days[i]
 		}
 	}
+	// inside, asked once per day here and not once per counter and day.
+	var cut []bool
+	if inside != nil {
+		cut = make([]bool, n)
+		for k := range cut {
+			cut[k] = inside(from.AddDate(0, 0, k))
+		}
+	}
 	var added []*history.UTCDay
 	beyond := counters.Errorf(counters.EOUTOFRANGE, "A quarter hour of this history holds a count beyond the signed 64-bit range.")
 	add := func(d *history.UTCDay, q int, n int64) error {
@@ -200,7 +208,7 @@ func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, p
 		}
 		return nil
 	}
-	var packed []byte
+	var packed sql.RawBytes // read in place: a prefix's year is 12 rows of each counter
 	for rows.Next() {
 		var month time.Time
 		if err := rows.Scan(&month, &packed); err != nil {
@@ -208,8 +216,8 @@ func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, p
 		}
 		first := int(month.Sub(from) / (24 * time.Hour)) // may be negative
 		var want func(day int) bool
-		if inside != nil {
-			want = func(day int) bool { return inside(month.AddDate(0, 0, day)) }
+		if cut != nil {
+			want = func(day int) bool { k := first + day; return k >= 0 && k < n && cut[k] }
 		}
 		err := walkDays(packed, want, func(day int, full bool, total int64, figs []int64) error {
 			k := first + day
