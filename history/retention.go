@@ -49,7 +49,32 @@ func (r *Retention) Horizon(now time.Time) time.Time {
 // Pass deletes, batch by batch, the history of the days before the
 // horizon, until none is left or ctx ends; it returns how much it deleted.
 func (r *Retention) Pass(ctx context.Context) (int64, error) {
-	batch, share, pause, timeout := r.Batch, r.Share, r.Pause, r.Timeout
+	before := r.Horizon(r.Now())
+	return batches(ctx, r.Batch, r.Share, r.Pause, r.Timeout, func(ctx context.Context, limit int) (int64, error) {
+		return r.Store.PurgeHistory(ctx, before, limit)
+	})
+}
+
+// Run makes a pass at once and then every interval until ctx ends,
+// logging what each removed and any failure (the next pass goes on).
+func (r *Retention) Run(ctx context.Context, every time.Duration) {
+	runEvery(ctx, every, r.Pass, func(n int64, err error) {
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.Log.Warn("history retention: a pass failed; the next one goes on", "removed", n, "error", err.Error())
+		case n > 0:
+			r.Log.Info("history retention: removed history older than the horizon", "removed", n, "horizon", r.Horizon(r.Now()).Format(time.DateOnly))
+		}
+	})
+}
+
+// batches calls step with limit batch, each call bounded by timeout, until
+// it does less than batch or fails or ctx ends, resting after each so that
+// the calls take at most share of the time (and at least pause): the
+// background passes of history (retention, roll-up) take the database's
+// CPU and log writes that increments need, so they must leave it nearly
+// all of them. Zero values take the defaults: 500, 0.1, 10 ms, 10 s.
+func batches(ctx context.Context, batch int, share float64, pause, timeout time.Duration, step func(ctx context.Context, limit int) (int64, error)) (int64, error) {
 	if batch <= 0 {
 		batch = 500
 	}
@@ -62,12 +87,11 @@ func (r *Retention) Pass(ctx context.Context) (int64, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	before := r.Horizon(r.Now())
 	var total int64
 	for {
 		start := time.Now()
 		sctx, cancel := context.WithTimeout(ctx, timeout)
-		n, err := r.Store.PurgeHistory(sctx, before, batch)
+		n, err := step(sctx, batch)
 		cancel()
 		total += n
 		if err != nil || n < int64(batch) {
@@ -82,17 +106,12 @@ func (r *Retention) Pass(ctx context.Context) (int64, error) {
 	}
 }
 
-// Run makes a pass at once and then every interval until ctx ends,
-// logging what each removed and any failure (the next pass goes on).
-func (r *Retention) Run(ctx context.Context, every time.Duration) {
+// runEvery makes a pass at once and then every interval until ctx ends,
+// handing each pass's outcome to report.
+func runEvery(ctx context.Context, every time.Duration, pass func(context.Context) (int64, error), report func(int64, error)) {
 	for {
-		n, err := r.Pass(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			r.Log.Warn("history retention: a pass failed; the next one goes on", "removed", n, "error", err.Error())
-		case n > 0:
-			r.Log.Info("history retention: removed history older than the horizon", "removed", n, "horizon", r.Horizon(r.Now()).Format(time.DateOnly))
-		}
+		n, err := pass(ctx)
+		report(n, err)
 		select {
 		case <-ctx.Done():
 			return

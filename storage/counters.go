@@ -397,8 +397,10 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name); err != nil {
 			return nil, err
 		}
-		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_history WHERE name = ?", name); err != nil {
-			return nil, err
+		for _, q := range []string{"DELETE FROM counter_history WHERE name = ?", "DELETE FROM counter_history_month WHERE name = ?"} {
+			if _, err = tx.ExecContext(ctx, q, name); err != nil {
+				return nil, err
+			}
 		}
 		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_label WHERE name = ?", name); err != nil {
 			return nil, err
@@ -486,7 +488,13 @@ func (s *CounterStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 // inTx runs fn in a transaction of db at the isolation level iso, and
 // commits it when fn succeeds.
 func inTx(ctx context.Context, db *sql.DB, iso sql.IsolationLevel, fn func(tx *sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
+	return txWith(ctx, db, &sql.TxOptions{Isolation: iso}, fn)
+}
+
+// txWith runs fn in a transaction of db begun with opts, and commits it
+// when fn succeeds.
+func txWith(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"database/sql"
+	"slices"
 	"time"
 
 	"github.com/countersvc/countersvc/history"
@@ -11,7 +13,9 @@ var _ history.Purger = (*HistoryStore)(nil)
 
 // PurgeHistory implements history.Purger: first the label counts of the
 // days before before (migrations/012), then counter_history's rows of
-// those days, then the visitor sketches of those days, then
+// the days before before, then the rolled-up months (migrations/011) that
+// end by then, then the days before before of the month that holds it,
+// then the visitor sketches of those days, then
 // the slots (migrations/009) of counters idle since then, at most limit
 // in all. The first two are ranges of their (day, name) keys, from the
 // oldest day. A slot is cleared by its counter's primary key, found by a
@@ -19,23 +23,31 @@ var _ history.Purger = (*HistoryStore)(nil)
 // the horizon: an increment meanwhile moved it on, and it stays.
 func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
 	day := before.Format(time.DateOnly)
-	var total int64
-	for _, q := range []string{
-		"DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", // first: a read of such a day never finds labels beyond its history
-		"DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?",
-		"DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?",
-	} {
-		res, err := s.db.ExecContext(ctx, q, day, limit-int(total))
-		if err != nil {
-			return total, mapError("storage.PurgeHistory", err, true)
-		}
-		n, _ := res.RowsAffected()
-		if total += n; total >= int64(limit) {
-			return total, nil
+	deleting := func(stmt, until string) func(int) (int64, error) {
+		return func(limit int) (int64, error) {
+			res, err := s.db.ExecContext(ctx, stmt, until, limit)
+			if err != nil {
+				return 0, mapError("storage.PurgeHistory", err, true)
+			}
+			return res.RowsAffected()
 		}
 	}
-	n, err := s.purgeSlots(ctx, quarterNumber(before), limit-int(total))
-	return total + n, err
+	var total int64
+	for _, step := range []func(limit int) (int64, error){
+		// Labels first: a read of such a day never finds labels beyond its history.
+		deleting("DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
+		deleting("DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
+		deleting("DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
+		func(limit int) (int64, error) { return s.trimMonths(ctx, before, limit) },
+		deleting("DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", day),
+		func(limit int) (int64, error) { return s.purgeSlots(ctx, quarterNumber(before), limit) },
+	} {
+		n, err := step(limit - int(total))
+		if total += n; err != nil || total >= int64(limit) {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // purgeSlots clears at most limit slots that hold a quarter before keep.
@@ -66,4 +78,40 @@ func (s *HistoryStore) purgeSlots(ctx context.Context, keep int64, limit int) (i
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// trimMonths removes the days before before from at most limit month rows
+// of before's month, each row rewritten (or deleted, when nothing is left)
+// in the transaction that locked it, as the roll-up writes them.
+func (s *HistoryStore) trimMonths(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+		n = 0
+		rows, err := tx.QueryContext(ctx, "SELECT name, month, days FROM counter_history_month WHERE month = ? AND first_day < ? LIMIT ? FOR UPDATE",
+			monthOf(before).Format(time.DateOnly), before.Format(time.DateOnly), limit)
+		if err != nil {
+			return err
+		}
+		months, keys, err := scanMonths(rows)
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		var empty []any
+		for _, k := range keys {
+			m := months[k]
+			m.days = slices.DeleteFunc(m.days, func(d packedDay) bool { return k.month.AddDate(0, 0, d.day).Before(before) })
+			if len(m.days) == 0 {
+				empty = append(empty, k.name, k.month.Format(time.DateOnly))
+			}
+		}
+		n = int64(len(keys))
+		if len(empty) > 0 {
+			_, err := tx.ExecContext(ctx, "DELETE FROM counter_history_month WHERE "+placeholders("(name = ? AND month = ?)", " OR ", len(empty)/2), empty...)
+			if err != nil {
+				return err
+			}
+		}
+		return storeMonths(ctx, tx, keys, months)
+	})
+	return n, mapError("storage.PurgeHistory", err, true)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,78 @@ var (
 // day. A longer range reads every name of its days and filters them.
 const maxDayList = 1000
 
+// HistoryDays implements history.Store. A counter's days are one range of
+// the primary key; a prefix's days are summed by MySQL, day by day. Days
+// the roll-up moved (history_rollup.go) come from their month rows, read
+// in the same transaction: REPEATABLE READ gives its statements one
+// snapshot, so a day that moves meanwhile is counted once.
+func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
+	return s.historyDays(ctx, name, prefix, from, to, nil)
+}
+
+var _ history.Spanner = (*HistoryStore)(nil)
+
+// HistorySpans implements history.Spanner: a rolled-up day that no period
+// boundary falls inside comes as its total, read without unpacking its
+// figures (a year of months of a prefix is 365 days of each counter, and
+// about 13 days with a boundary inside).
+func (s *HistoryStore) HistorySpans(ctx context.Context, name, prefix string, from, to time.Time, inside func(day time.Time) bool) ([]history.UTCDay, error) {
+	return s.historyDays(ctx, name, prefix, from, to, inside)
+}
+
+// historyDays is HistoryDays, and with inside HistorySpans.
+func (s *HistoryStore) historyDays(ctx context.Context, name, prefix string, from, to time.Time, inside func(day time.Time) bool) ([]history.UTCDay, error) {
+	var days []history.UTCDay
+	err := readTx(ctx, s.db, func(tx *sql.Tx) error {
+		var err error
+		days, err = historyDaysIn(ctx, tx, name, prefix, from, to, inside)
+		return err
+	})
+	if err != nil && counters.ErrorCode(err) != counters.ENOTFOUND {
+		return nil, mapError("storage.HistoryDays", err, false)
+	}
+	return days, err
+}
+
+// historyDaysIn reads history's days inside tx, whose snapshot it shares
+// with the caller's other reads (breakdowns read history and labels in
+// one): the days of counter_history, the slots, and the rolled-up months.
+func historyDaysIn(ctx context.Context, tx *sql.Tx, name, prefix string, from, to time.Time, inside func(day time.Time) bool) ([]history.UTCDay, error) {
+	var rows *sql.Rows
+	var err error
+	if name != "" {
+		rows, err = tx.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
+			name, quarterNumber(from), quarterNumber(to))
+	} else {
+		cond, days := dayRange(from, to)
+		like := likePrefix(prefix)
+		rows, err = tx.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	days, err := scanHistory(rows)
+	if err != nil {
+		return nil, err
+	}
+	if days, err = addRolledUp(ctx, tx, days, name, prefix, from, to, inside); err != nil {
+		return nil, err
+	}
+	if len(days) > 0 || name == "" {
+		return days, nil
+	}
+	var known bool
+	err = tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)"+
+		" OR EXISTS (SELECT 1 FROM counter_history_month WHERE name = ?)", name, name, name).Scan(&known)
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found: it has neither a value nor history.")
+	}
+	return days, nil
+}
+
 // dayRange is the condition on a day column that selects the UTC days
 // [from, to), and its arguments: the days one by one (see maxDayList), so
 // that a (day, name) key reads a prefix's names of each day as one range.
@@ -96,49 +169,117 @@ func dayRange(from, to time.Time) (string, []any) {
 	return "day IN (" + placeholders("?", ", ", len(days)) + ")", days
 }
 
-// HistoryDays implements history.Store. A counter's days are one range of
-// the primary key; a prefix's days are summed by MySQL, day by day.
-func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
-	return historyDays(ctx, s.db, name, prefix, from, to)
+// readTx runs fn in a read-only REPEATABLE READ transaction: its
+// statements read one snapshot, whatever the server's default level.
+func readTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	return txWith(ctx, db, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, fn)
 }
 
-// queryer is a *sql.DB, or a *sql.Tx for reads that share a snapshot
-// (breakdowns read history and labels in one).
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// historyDays is HistoryDays on db.
-func historyDays(ctx context.Context, db queryer, name, prefix string, from, to time.Time) ([]history.UTCDay, error) {
+// addRolledUp adds the rolled-up days in [from, to) of the counter name or,
+// when name is empty, of the counters under prefix, to days (in order of
+// day), and returns them in order. A segment's sum counts in its first
+// quarter hour, which every period of a day or month step that holds that
+// quarter holds whole: the segment lies between two history.Boundaries.
+//
+// With inside, a day for which inside is false comes as its total in its
+// first quarter hour.
+func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, prefix string, from, to time.Time, inside func(day time.Time) bool) ([]history.UTCDay, error) {
 	var rows *sql.Rows
 	var err error
 	if name != "" {
-		rows, err = db.QueryContext(ctx, historyOfName, name, from.Format(time.DateOnly), to.Format(time.DateOnly),
-			name, quarterNumber(from), quarterNumber(to))
+		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE name = ? AND month >= ? AND month < ?",
+			name, monthOf(from).Format(time.DateOnly), to.Format(time.DateOnly))
 	} else {
-		cond, days := dayRange(from, to)
-		like := likePrefix(prefix)
-		rows, err = db.QueryContext(ctx, fmt.Sprintf(historyOfPrefix, cond), append(days, like, like, quarterNumber(from), quarterNumber(to))...)
+		var months []any
+		for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
+			months = append(months, m.Format(time.DateOnly))
+		}
+		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE month IN ("+placeholders("?", ", ", len(months))+
+			") AND name LIKE ? ESCAPE '!'", append(months, likePrefix(prefix))...)
 	}
 	if err != nil {
-		return nil, mapError("storage.HistoryDays", err, false)
+		return nil, err
 	}
-	days, err := scanHistory(rows)
-	if err != nil {
-		return nil, mapError("storage.HistoryDays", err, false)
+	defer rows.Close()
+	// The days of [from, to) by their number from from: a prefix's year
+	// adds 365 days of each counter, and a slice is much quicker than a map.
+	n := int(to.Sub(from) / (24 * time.Hour))
+	byDay := make([]*history.UTCDay, n)
+	for i := range days {
+		if k := int(days[i].Date.Sub(from) / (24 * time.Hour)); k >= 0 && k < n {
+			byDay[k] = &days[i]
+		}
 	}
-	if len(days) == 0 && name != "" {
-		var known bool
-		err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM counter WHERE name = ?) OR EXISTS (SELECT 1 FROM counter_history WHERE name = ?)",
-			name, name).Scan(&known)
+	// inside, asked once per day here and not once per counter and day.
+	var cut []bool
+	if inside != nil {
+		cut = make([]bool, n)
+		for k := range cut {
+			cut[k] = inside(from.AddDate(0, 0, k))
+		}
+	}
+	var added []*history.UTCDay
+	beyond := counters.Errorf(counters.EOUTOFRANGE, "A quarter hour of this history holds a count beyond the signed 64-bit range.")
+	add := func(d *history.UTCDay, q int, n int64) error {
+		var ok bool
+		if d.Quarters[q], ok = counters.Add(d.Quarters[q], n); !ok {
+			return beyond
+		}
+		return nil
+	}
+	var packed sql.RawBytes // read in place: a prefix's year is 12 rows of each counter
+	for rows.Next() {
+		var month time.Time
+		if err := rows.Scan(&month, &packed); err != nil {
+			return nil, err
+		}
+		first := int(month.Sub(from) / (24 * time.Hour)) // may be negative
+		var want func(day int) bool
+		if cut != nil {
+			want = func(day int) bool { k := first + day; return k >= 0 && k < n && cut[k] }
+		}
+		err := walkDays(packed, want, func(day int, full bool, total int64, figs []int64) error {
+			k := first + day
+			if k < 0 || k >= n {
+				return nil
+			}
+			d := byDay[k]
+			if d == nil {
+				d = &history.UTCDay{Date: month.AddDate(0, 0, day)}
+				byDay[k] = d
+				added = append(added, d)
+			}
+			if figs == nil {
+				return add(d, 0, total)
+			}
+			for i, f := range figs {
+				if f == 0 {
+					continue
+				}
+				q := i
+				if !full {
+					q = history.Boundaries[i]
+				}
+				if err := add(d, q, f); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, mapError("storage.HistoryDays", err, false)
-		}
-		if !known {
-			return nil, counters.Errorf(counters.ENOTFOUND, "Counter not found: it has neither a value nor history.")
+			return nil, err
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(added) == 0 {
+		return days, nil
+	}
+	for _, d := range added {
+		days = append(days, *d)
+	}
+	slices.SortFunc(days, func(a, b history.UTCDay) int { return a.Date.Compare(b.Date) })
 	return days, nil
 }
 

@@ -57,7 +57,7 @@ func (s *BreakdownStore) Counts(ctx context.Context, name, prefix, label string,
 			return out, mapError(op, err, false)
 		}
 	}
-	days, err := historyDays(ctx, tx, name, prefix, from, to)
+	days, err := historyDaysIn(ctx, tx, name, prefix, from, to, nil)
 	if err != nil {
 		return out, mapError(op, err, false)
 	}
@@ -117,7 +117,51 @@ func countsByName(ctx context.Context, tx *sql.Tx, prefix string, from, to time.
 	if err != nil {
 		return nil, err
 	}
-	return scanSums(rows)
+	sums, err := scanSums(rows)
+	if err != nil {
+		return nil, err
+	}
+	return sums, addRolledUpByName(ctx, tx, sums, like, from, to)
+}
+
+// addRolledUpByName adds to sums each counter's days in [from, to) that
+// the roll-up moved into its month rows (history_rollup.go): their day
+// totals, without unpacking their figures.
+func addRolledUpByName(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int, like string, from, to time.Time) error {
+	var months []any
+	for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
+		months = append(months, m.Format(time.DateOnly))
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT name, month, days FROM counter_history_month WHERE month IN ("+placeholders("?", ", ", len(months))+
+		") AND name LIKE ? ESCAPE '!'", append(months, like)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	none := func(int) bool { return false }
+	for rows.Next() {
+		var name string
+		var month time.Time
+		var packed sql.RawBytes
+		if err := rows.Scan(&name, &month, &packed); err != nil {
+			return err
+		}
+		sum := new(big.Int)
+		err := walkDays(packed, none, func(day int, _ bool, total int64, _ []int64) error {
+			if d := month.AddDate(0, 0, day); !d.Before(from) && d.Before(to) {
+				sum.Add(sum, big.NewInt(total))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if old := sums[name]; old != nil {
+			sum.Add(sum, old)
+		}
+		sums[name] = sum
+	}
+	return rows.Err()
 }
 
 // scanSums reads rows of a key and a DECIMAL sum, adding up repeated keys,

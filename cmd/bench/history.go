@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/countersvc/countersvc/history"
 	"github.com/countersvc/countersvc/storage"
+	"github.com/go-sql-driver/mysql"
 
 	"context"
 	"database/sql"
@@ -27,8 +28,14 @@ const (
 
 type historyResult struct {
 	hotOn, hotOff, uniformOn, uniformOff load
-	year, prefix                         load // reads
+	year, prefix, months                 load // reads, after the roll-up
 	rows, dataBytes, indexBytes          int64
+	// The seeded year after the roll-up: how long it took, and the
+	// history tables' data and indexes then.
+	rollupTime  time.Duration
+	rolledBytes int64
+	// What a counter's year costs at each activity level (historyLevels).
+	perCounter []int64
 	// The hot counter alone and with a retention pass beside it, and what
 	// the passes removed meanwhile.
 	hotAlone, hotRetention load
@@ -56,18 +63,26 @@ func (b *bench) history() error {
 	if err := b.seedHistory(r); err != nil {
 		return err
 	}
+	if err := b.rollupSeeded(r); err != nil {
+		return err
+	}
 	year := b.wrk("history: one counter, a year of days", b.url, historyReadConns, historyReadScript(
 		`string.format("/v1/counters/bench%%2Fh%%2F%04d/history?step=day&from=2025-01-01&to=2026-01-01", math.random(0, 9999))`))
 	prefix := b.wrk("history: 1,000 counters, 30 days", b.url, historyReadConns, historyReadScript(
 		`string.format("/v1/history?prefix=bench/h/%d&step=day&from=2025-06-01&to=2025-07-01", math.random(0, 9))`))
-	if err := b.warm(year, prefix); err != nil {
+	months := b.wrk("history: 1,000 counters, a year of months", b.url, historyReadConns, historyReadScript(
+		`string.format("/v1/history?prefix=bench/h/%d&step=month&from=2025-01&to=2026-01&tz=Asia/Kolkata", math.random(0, 9))`))
+	if err := b.warm(year, prefix, months); err != nil {
 		return err
 	}
-	reads, err := b.compare(year, prefix)
+	reads, err := b.compare(year, prefix, months)
 	if err != nil {
 		return err
 	}
-	r.year, r.prefix = reads[0].byP50(), reads[1].byP50()
+	r.year, r.prefix, r.months = reads[0].byP50(), reads[1].byP50(), reads[2].byP50()
+	if err := b.historyCost(r); err != nil {
+		return err
+	}
 	if err := b.retentionBeside(r); err != nil {
 		return err
 	}
@@ -166,4 +181,127 @@ func (b *bench) seedHistory(r *historyResult) error {
 	}
 	return db.QueryRowContext(ctx, `SELECT data_length, index_length FROM information_schema.tables
 		WHERE table_schema = DATABASE() AND table_name = 'counter_history'`).Scan(&r.dataBytes, &r.indexBytes)
+}
+
+// rollupSeeded rolls the seeded year up as history.Rollup does in the
+// service, but without its rests (the benchmark wants it done), then
+// measures the history tables again. OPTIMIZE gives the disk back the
+// pages of counter_history that the moved days freed: a service reuses
+// them for the next days' rows, this one-off move of a whole year would
+// leave them idle.
+func (b *bench) rollupSeeded(r *historyResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	db, err := storage.Open(ctx, b.serviceDSN, storage.Options{MaxOpenConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	logf("rolling up the seeded history")
+	start := time.Now()
+	roll := &history.Rollup{Store: storage.NewHistoryStore(db), Now: time.Now, Batch: 2000, Share: 1, Pause: time.Millisecond, Timeout: time.Minute}
+	n, err := roll.Pass(ctx)
+	if err != nil {
+		return fmt.Errorf("rolling up: %w", err)
+	}
+	r.rollupTime = time.Since(start)
+	logf("rolled up %d days in %s", n, r.rollupTime.Round(time.Second))
+	r.rolledBytes, err = historyBytes(ctx, db.DB)
+	return err
+}
+
+// historyBytes is the data and indexes of the history tables, after
+// OPTIMIZE of counter_history (see rollupSeeded) and ANALYZE of both.
+func historyBytes(ctx context.Context, db *sql.DB) (int64, error) {
+	for _, q := range []string{"OPTIMIZE TABLE counter_history", "ANALYZE TABLE counter_history, counter_history_month"} {
+		rows, err := db.QueryContext(ctx, q) // both answer a result set
+		if err != nil {
+			return 0, err
+		}
+		rows.Close()
+	}
+	var n int64
+	err := db.QueryRowContext(ctx, `SELECT SUM(data_length + index_length) FROM information_schema.tables
+		WHERE table_schema = DATABASE() AND table_name IN ('counter_history', 'counter_history_month')`).Scan(&n)
+	return n, err
+}
+
+// historyLevels are the activity levels at which historyCost measures a
+// counter's year: in how many quarter hours of a day it changes, and
+// the SQL of a quarter's step (c.seq the counter, d.seq the day, q the
+// quarter).
+var historyLevels = []struct {
+	name     string
+	quarters int
+	step     string
+}{
+	{"once a day", 1, "1 + 0 * %[1]d"},
+	{"8 quarter hours a day, 1 to 7 steps", 8, "(c.seq + d.seq + %[1]d) %% 7 + 1"},
+	{"every quarter hour, 1 to 100 steps", 96, "(c.seq * 7 + d.seq * 13 + %[1]d * 31) %% 100 + 1"},
+}
+
+// historyCostCounters is how many counters each level's year is measured on.
+const historyCostCounters = 200
+
+// historyCost measures what a year of history costs a counter at each of
+// historyLevels, each in a scratch database of its own (the service's
+// database name with "_size"): a year of days ending today, seeded as the
+// increments would have written it, rolled up as the service rolls it
+// (today stays in counter_history, the last 37 days keep their quarters),
+// and the history tables' data and indexes divided by the counters.
+func (b *bench) historyCost(r *historyResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	cfg, err := mysql.ParseDSN(b.serviceDSN)
+	if err != nil {
+		return err
+	}
+	name := cfg.DBName + "_size"
+	cfg.DBName = ""
+	server, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer server.Close()
+	cfg.DBName = name
+	now := time.Now().UTC()
+	today, _ := history.QuarterOf(now)
+	first := today.AddDate(0, 0, -(historyDays - 1))
+	for _, level := range historyLevels {
+		if _, err := server.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+			return err
+		}
+		if _, err := server.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			return err
+		}
+		db, err := storage.Open(ctx, cfg.FormatDSN(), storage.Options{MaxOpenConns: 2})
+		if err != nil {
+			return err
+		}
+		var cols, vals []string
+		for i := range level.quarters {
+			cols = append(cols, fmt.Sprintf("q%d", i*96/level.quarters+(96/level.quarters)/2))
+			vals = append(vals, fmt.Sprintf(level.step, i))
+		}
+		_, err = db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO counter_history (name, day, %[1]s)
+			SELECT CONCAT('size/', LPAD(c.seq, 4, '0')), DATE('%[3]s') + INTERVAL d.seq DAY, %[2]s
+			FROM seq_1_to_%[4]d c JOIN seq_0_to_%[5]d d`,
+			strings.Join(cols, ", "), strings.Join(vals, ", "), first.Format(time.DateOnly), historyCostCounters, historyDays-1))
+		if err == nil {
+			roll := &history.Rollup{Store: storage.NewHistoryStore(db), Now: func() time.Time { return now }, Batch: 2000, Share: 1, Pause: time.Millisecond, Timeout: time.Minute}
+			_, err = roll.Pass(ctx)
+		}
+		var n int64
+		if err == nil {
+			n, err = historyBytes(ctx, db.DB)
+		}
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("history's cost, %s: %w", level.name, err)
+		}
+		r.perCounter = append(r.perCounter, n/historyCostCounters)
+		logf("history of a counter seen %s: %d bytes a year", level.name, n/historyCostCounters)
+	}
+	_, err = server.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
+	return err
 }

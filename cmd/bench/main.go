@@ -46,7 +46,7 @@ var scenarios = []scenario{
 	{"read", "GET of a counter from the cache, and without cache, against /healthz", []string{"nocache"}, false, (*bench).read},
 	{"lease", "GET of 1,000 counters from the cache at leases of 250ms, 1s and 5s: rate and hit ratio", []string{"lease250ms", "lease1s", "lease5s"}, false, (*bench).lease},
 	{"hits", "page hits from distinct visitors: the default abuse limits and visitors against none, labelled (breakdowns on) against not, and against Abacus with its limiter (-url-abacus)", []string{"nolimits", "nobreakdowns"}, false, (*bench).hits},
-	{"history", "increments with history against without (hot, 1,000 counters), p99 of history reads from a year of 10,000 counters' history, and the hot counter with a retention pass beside it against alone", []string{"nohistory"}, false, (*bench).history},
+	{"history", "increments with history against without (hot, 1,000 counters), a year of 10,000 counters' history rolled up, reads from it (p50, p99), bytes per counter per year at three activity levels, and the hot counter with a retention pass beside it against alone", []string{"nohistory"}, false, (*bench).history},
 	{"breakdowns", "the hot counter with 8 labels and without against an instance with breakdowns off (alternating), and p50 of a 30-day breakdown of a 1,000-counter prefix seeded with history and labels", []string{"nobreakdowns"}, false, (*bench).breakdowns},
 	{"before", "increments, history on (hot, 1,000 counters), and page hits, against the code of -before-commit (served as -url-before)", []string{"before"}, false, (*bench).before},
 	{"keys", "the hot counter at 64 connections with an API key scoped to its prefix against the admin token", []string{"token"}, false, (*bench).keys},

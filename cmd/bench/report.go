@@ -153,13 +153,23 @@ func (r *report) write(dir string) error {
 		row(fmt.Sprintf("1,000 counters, %d conns: history on %s/s over off %s/s", targetConns, num(h.uniformOn.RPS), num(h.uniformOff.RPS)),
 			ratio(h.uniformOn.RPS, h.uniformOff.RPS), ">= 0.7x", h.uniformOn.RPS >= 0.7*h.uniformOff.RPS)
 		row(fmt.Sprintf("history of one counter, a year of days, %d conns: p50 %s, %s/s", historyReadConns, dur(h.year.P50), num(h.year.RPS)),
-			"p99 "+dur(h.year.P99), "", true)
+			"p99 "+dur(h.year.P99), "p50 <= 10 ms", h.year.P50 <= 10*time.Millisecond)
 		row(fmt.Sprintf("history of 1,000 counters (a prefix) over 30 days, %d conns: p50 %s, %s/s", historyReadConns, dur(h.prefix.P50), num(h.prefix.RPS)),
-			"p99 "+dur(h.prefix.P99), "", true)
+			"p99 "+dur(h.prefix.P99), "p50 <= 50 ms", h.prefix.P50 <= 50*time.Millisecond)
+		row(fmt.Sprintf("history of 1,000 counters (a prefix), a year of months in Asia/Kolkata, %d conns: p50 %s, %s/s", historyReadConns, dur(h.months.P50), num(h.months.RPS)),
+			"p99 "+dur(h.months.P99), "p50 <= 100 ms", h.months.P50 <= 100*time.Millisecond)
 		row(fmt.Sprintf("seeded history: %s rows (%d counters x %d days, %d of 96 quarters each), data + indexes on disk",
 			num(float64(h.rows)), historyCounters, historyDays, historyQuarters),
 			fmt.Sprintf("%.0f MiB (%.0f B a row)", float64(h.dataBytes+h.indexBytes)/(1<<20), float64(h.dataBytes+h.indexBytes)/float64(max(h.rows, 1))),
 			"", true)
+		seeded := h.dataBytes + h.indexBytes
+		row(fmt.Sprintf("the seeded history rolled up (in %s), data + indexes on disk", h.rollupTime.Round(time.Second)),
+			fmt.Sprintf("%.0f MiB (%.2fx)", float64(h.rolledBytes)/(1<<20), float64(h.rolledBytes)/float64(max(seeded, 1))),
+			"<= 0.25x", 4*h.rolledBytes <= seeded)
+		for i, n := range h.perCounter {
+			row(fmt.Sprintf("a year of a counter's history, rolled up, seen %s", historyLevels[i].name),
+				fmt.Sprintf("%.1f KB", float64(n)/1000), "<= 40 KB", n <= 40000)
+		}
 		row(fmt.Sprintf("hot counter, %d conns: with a retention pass beside (%s pieces of history removed meanwhile) %s/s over alone %s/s",
 			targetConns, num(float64(h.retained)), num(h.hotRetention.RPS), num(h.hotAlone.RPS)),
 			ratio(h.hotRetention.RPS, h.hotAlone.RPS), ">= 0.9x", h.hotRetention.RPS >= 0.9*h.hotAlone.RPS)
@@ -255,7 +265,7 @@ func (r *report) httpBad() int64 {
 		}
 	}
 	if h := r.history; h != nil {
-		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix, h.hotAlone, h.hotRetention)
+		loads = append(loads, h.hotOn, h.hotOff, h.uniformOn, h.uniformOff, h.year, h.prefix, h.months, h.hotAlone, h.hotRetention)
 	}
 	if l := r.live; l != nil {
 		loads = append(loads, l.without, l.with)

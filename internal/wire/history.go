@@ -56,15 +56,22 @@ func (a *Age) UnmarshalText(text []byte) error {
 // whole UTC days, so an hour is soon enough.
 const retentionEvery = time.Hour
 
+// rollupEvery is how often the roll-up makes a pass: it moves whole UTC
+// days once they are over, so an hour is soon enough.
+const rollupEvery = time.Hour
+
 // buildHistory: counts per hour, day and month, read from the store's
-// history (app/history.go serves them with the counters' routes), and the
-// retention job when the operator set one.
+// history (app/history.go serves them with the counters' routes), the
+// roll-up job that keeps past days small (always: it changes no answer),
+// and the retention job when the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
 	store := storage.NewHistoryStore(b.s.DB)
 	b.history = history.NewService(store, b.now)
 	if b.s.Visitors != nil {
 		b.history.Visitors = b.s.Visitors
 	}
+	rollup := &history.Rollup{Store: store, Now: b.now, Log: b.log}
+	b.job("history roll-up", func(ctx context.Context) { rollup.Run(ctx, rollupEvery) })
 	if age := time.Duration(b.cfg.History.Retention); age > 0 {
 		r := &history.Retention{Store: store, Age: age, Now: b.now, Log: b.log}
 		b.job("history retention", func(ctx context.Context) { r.Run(ctx, retentionEvery) })
