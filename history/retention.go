@@ -58,7 +58,7 @@ func (r *Retention) Pass(ctx context.Context) (int64, error) {
 // Run makes a pass at once and then every interval until ctx ends,
 // logging what each removed and any failure (the next pass goes on).
 func (r *Retention) Run(ctx context.Context, every time.Duration) {
-	runEvery(ctx, every, r.Pass, func(n int64, err error) {
+	runEvery(ctx, 0, every, r.Pass, func(n int64, err error) {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			r.Log.Warn("history retention: a pass failed; the next one goes on", "removed", n, "error", err.Error())
@@ -106,9 +106,14 @@ func batches(ctx context.Context, batch int, share float64, pause, timeout time.
 	}
 }
 
-// runEvery makes a pass at once and then every interval until ctx ends,
-// handing each pass's outcome to report.
-func runEvery(ctx context.Context, every time.Duration, pass func(context.Context) (int64, error), report func(int64, error)) {
+// runEvery makes a pass after first and then every interval until ctx
+// ends, handing each pass's outcome to report.
+func runEvery(ctx context.Context, first, every time.Duration, pass func(context.Context) (int64, error), report func(int64, error)) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(first):
+	}
 	for {
 		n, err := pass(ctx)
 		report(n, err)

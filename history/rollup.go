@@ -93,10 +93,15 @@ func (r *Rollup) Pass(ctx context.Context) (int64, error) {
 	return moved + thinned, err
 }
 
-// Run makes a pass at once and then every interval until ctx ends,
-// logging what each did and any failure (the next pass goes on).
+// rollupFirst is how long Run waits before its first pass.
+const rollupFirst = 5 * time.Minute
+
+// Run makes a pass five minutes after it starts (a process starting does no
+// background work beside its start, and processes started together do not
+// roll up together), then every interval until ctx ends, logging what each
+// did and any failure (the next pass goes on).
 func (r *Rollup) Run(ctx context.Context, every time.Duration) {
-	runEvery(ctx, every, r.Pass, func(n int64, err error) {
+	runEvery(ctx, rollupFirst, every, r.Pass, func(n int64, err error) {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			r.Log.Warn("history roll-up: a pass failed; the next one goes on", "rolled", n, "error", err.Error())

@@ -325,3 +325,48 @@ func TestRetentionRemovesRolledUpDaysBeforeTheHorizon(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 }
+
+// A breakdown's rows still add up to the history's total once the days
+// have been rolled up: by counter (each counter's own total) and by a label
+// no step carried (all of it "(none)", the total itself).
+func TestBreakdownsAddUpToRolledUpHistory(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	s.Now = testenv.NewClock(now).Now
+	names := []string{"bd/a", "bd/b", "bd/c"}
+	first := now.AddDate(0, 0, -70)
+	steps := rawSteps(names, first, now.AddDate(0, 0, -1))
+	writeSteps(t, s, steps)
+	want := map[string]int64{}
+	var total int64
+	for _, st := range steps {
+		want[st.name] += st.by
+		total += st.by
+	}
+	for _, stage := range []string{"before the roll-up", "after it"} {
+		if stage == "after it" {
+			rollup(t, storage.HistoryOf(s), now)
+		}
+		// Breakdowns ask for whole UTC days.
+		from, to := first.Truncate(24*time.Hour), now.Truncate(24*time.Hour).AddDate(0, 0, 1)
+		byName, err := storage.BreakdownsOf(s).Counts(context.Background(), "", "bd/", "name", from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if got := byName.Values[n]; got == nil || got.Int64() != want[n] {
+				t.Fatalf("%s: by name, %s counts %v, want %d", stage, n, got, want[n])
+			}
+		}
+		if byName.Total.Int64() != total {
+			t.Fatalf("%s: by name, total %v, want %d", stage, byName.Total, total)
+		}
+		byLabel, err := storage.BreakdownsOf(s).Counts(context.Background(), "", "bd/", "channel", from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byLabel.Total.Int64() != total || len(byLabel.Values) != 0 {
+			t.Fatalf("%s: by an unused label, total %v and values %v, want %d and none", stage, byLabel.Total, byLabel.Values, total)
+		}
+	}
+}

@@ -31,18 +31,24 @@ func defaultBreakdowns(c *Config) {
 	c.Breakdowns = Breakdowns{On: true, Values: counters.DefaultLabelValues}
 }
 
+// breakdownsOn says whether labels are counted: a breakdown's "(none)" is the
+// history's total less the labelled steps, so without history
+// (COUNTERS_HISTORY=false) there are no breakdowns either.
+func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.MySQL.History }
+
 // labels makes the store count labels (or not) and tells the backend, so
 // that the counters service drops labels when breakdowns are off: then
 // a labelled increment is exactly an unlabelled one.
-func (b Breakdowns) labels(store *storage.CounterStore, backend *counters.Backend) {
-	store.Labels, store.LabelValues = b.On, b.Values
-	backend.Labels = b.On
+func (c *Config) labels(store *storage.CounterStore, backend *counters.Backend) {
+	on := c.breakdownsOn()
+	store.Labels, store.LabelValues = on, c.Breakdowns.Values
+	backend.Labels = on
 }
 
 // buildBreakdowns: reads of what labelled increments counted, beside
 // their history (app/breakdowns.go serves them); nothing when off.
 func buildBreakdowns(b *builder) (app.Capability, error) {
-	if !b.cfg.Breakdowns.On {
+	if !b.cfg.breakdownsOn() {
 		return nil, nil
 	}
 	return app.Breakdowns(breakdowns.NewService(storage.NewBreakdownStore(b.s.DB), b.now)), nil
