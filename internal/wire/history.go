@@ -70,7 +70,10 @@ func buildHistory(b *builder) (app.Capability, error) {
 	if b.s.Visitors != nil {
 		b.history.Visitors = b.s.Visitors
 	}
-	rollup := &history.Rollup{Store: store, Now: b.now, Log: b.log}
+	// The roll-up takes the store's clock as Build finds it, not through
+	// b.now: it starts a pass at once, while tests replace Store.Now after
+	// Build (a data race on the field). Only tests replace it.
+	rollup := &history.Rollup{Store: store, Now: b.s.Store.Now, Log: b.log}
 	b.job("history roll-up", func(ctx context.Context) { rollup.Run(ctx, rollupEvery) })
 	if age := time.Duration(b.cfg.History.Retention); age > 0 {
 		r := &history.Retention{Store: store, Age: age, Now: b.now, Log: b.log}
