@@ -14,7 +14,7 @@ import (
 	"github.com/countersvc/countersvc/visitors"
 )
 
-// The labels every counted page hit carries (API.md "Breakdowns"), and the
+// The labels every counted page hit carries (docs/breakdowns.md, and openapi.yaml on the hit endpoints), and the
 // values that stand for "nothing known".
 const (
 	LabelReferrer = "referrer"

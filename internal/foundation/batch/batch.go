@@ -150,19 +150,7 @@ func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
 	q.mu.Lock()
 	if q.o.Inline && q.inFlight == 0 && q.chosen(c) {
 		q.inFlight++
-		batch := []*Call[T, R]{c}
-		q.took(batch)
-		q.mu.Unlock()
-		q.run(batch, true)
-		q.mu.Lock()
-		q.ran(batch)
-		// Calls that queued meanwhile keep this batch's place.
-		if len(q.pending) > 0 {
-			q.send()
-		} else {
-			q.inFlight--
-		}
-		q.mu.Unlock()
+		q.runInline([]*Call[T, R]{c}, true)
 		return c.res, c.err
 	}
 	c.done = make(chan struct{})
@@ -271,9 +259,16 @@ func (q *Queue[T, R]) lead(c *Call[T, R]) {
 		q.mu.Unlock()
 		return
 	}
+	q.runInline(batch, len(batch) == 1 && batch[0] == c)
+}
+
+// runInline runs batch, taken on a place in flight, on the caller's
+// goroutine; calls that queued meanwhile keep that place (a sender takes
+// it on), else it is given up. Caller holds mu, which it unlocks.
+func (q *Queue[T, R]) runInline(batch []*Call[T, R], alone bool) {
 	q.took(batch)
 	q.mu.Unlock()
-	q.run(batch, len(batch) == 1 && batch[0] == c)
+	q.run(batch, alone)
 	q.mu.Lock()
 	q.ran(batch)
 	if len(q.pending) > 0 {
