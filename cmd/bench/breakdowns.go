@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // The breakdowns scenario: what labels cost increments (the same loads
@@ -31,7 +34,8 @@ const (
 
 type breakdownsResult struct {
 	labelled, labelledOff, plain, plainOff load
-	prefix, prefixByName                   load // reads
+	prefix, prefixByName                   load // reads, the days rolled up
+	prefixWritten, prefixByNameWritten     load // the same before the roll-up
 	labelRows                              int64
 }
 
@@ -72,20 +76,56 @@ func (b *bench) breakdowns() error {
 	if err := b.seedBreakdowns(r); err != nil {
 		return err
 	}
-	to := mustDay(breakdownFirstDay).AddDate(0, 0, breakdownDays).Format(time.DateOnly)
-	byLabel := b.wrk("breakdown: 1,000 counters by channel, 30 days", b.url, breakdownConns, historyReadScript(
-		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=channel&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
-	byName := b.wrk("breakdown: 1,000 counters by name, 30 days", b.url, breakdownConns, historyReadScript(
-		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=name&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
-	if err := b.warm(byLabel, byName); err != nil {
+	// The same reads twice: first with the seeded days as increments
+	// write them (counter_history, as in the hour before the roll-up's
+	// next pass), then rolled up, as the service keeps days before today.
+	if r.prefixWritten, r.prefixByNameWritten, err = b.breakdownReads("as written"); err != nil {
 		return err
 	}
-	reads, err := b.compare(byLabel, byName)
+	if err := b.rollupBreakdowns(); err != nil {
+		return err
+	}
+	if r.prefix, r.prefixByName, err = b.breakdownReads("rolled up"); err != nil {
+		return err
+	}
+	b.r.breakdowns = r
+	return nil
+}
+
+// breakdownReads measures the 30-day breakdowns of the seeded prefix by a
+// label and by name, alternating, p50 first.
+func (b *bench) breakdownReads(state string) (byLabel, byName load, err error) {
+	to := mustDay(breakdownFirstDay).AddDate(0, 0, breakdownDays).Format(time.DateOnly)
+	label := b.wrk("breakdown: 1,000 counters by channel, 30 days, "+state, b.url, breakdownConns, historyReadScript(
+		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=channel&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
+	name := b.wrk("breakdown: 1,000 counters by name, 30 days, "+state, b.url, breakdownConns, historyReadScript(
+		fmt.Sprintf(`"/v1/breakdown?prefix=%s&by=name&from=%s&to=%s"`, breakdownPrefix, breakdownFirstDay, to)))
+	if err := b.warm(label, name); err != nil {
+		return load{}, load{}, err
+	}
+	reads, err := b.compare(label, name)
+	if err != nil {
+		return load{}, load{}, err
+	}
+	return reads[0].byP50(), reads[1].byP50(), nil
+}
+
+// rollupBreakdowns rolls the seeded days up as the service's hourly pass
+// does (history.Rollup), without its rests.
+func (b *bench) rollupBreakdowns() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	db, err := storage.Open(ctx, b.serviceDSN, storage.Options{MaxOpenConns: 2})
 	if err != nil {
 		return err
 	}
-	r.prefix, r.prefixByName = reads[0].byP50(), reads[1].byP50()
-	b.r.breakdowns = r
+	defer db.Close()
+	roll := &history.Rollup{Store: storage.NewHistoryStore(db), Now: time.Now, Batch: 2000, Share: 1, Pause: time.Millisecond, Timeout: time.Minute}
+	n, err := roll.Pass(ctx)
+	if err != nil {
+		return fmt.Errorf("rolling up: %w", err)
+	}
+	logf("rolled up %d days", n)
 	return nil
 }
 
@@ -138,13 +178,15 @@ func (r *breakdownsResult) summary(row func(name, measured, target string, ok bo
 		ratio(r.labelled.RPS, r.labelledOff.RPS), fmt.Sprintf(">= %.2fx", labelledTarget), r.labelled.RPS >= labelledTarget*r.labelledOff.RPS)
 	row(fmt.Sprintf("hot counter, %d conns, no labels: breakdowns on %s/s over off %s/s", targetConns, num(r.plain.RPS), num(r.plainOff.RPS)),
 		ratio(r.plain.RPS, r.plainOff.RPS), fmt.Sprintf(">= %.2fx", unlabelledTarget), r.plain.RPS >= unlabelledTarget*r.plainOff.RPS)
-	row(fmt.Sprintf("breakdown of 1,000 counters (a prefix) by channel over 30 days (%s label rows), %d conns: %s/s",
+	row(fmt.Sprintf("breakdown of 1,000 counters (a prefix) by channel over 30 days (%s label rows), history rolled up as the service keeps it, %d conns: %s/s",
 		num(float64(r.labelRows)), breakdownConns, num(r.prefix.RPS)),
 		"p50 "+dur(r.prefix.P50), "<= "+dur(breakdownP50), r.prefix.P50 <= breakdownP50)
-	row(fmt.Sprintf("breakdown of 1,000 counters (a prefix) by name over 30 days, %d conns: p50 %s, %s/s", breakdownConns, dur(r.prefixByName.P50), num(r.prefixByName.RPS)),
+	row(fmt.Sprintf("the same by name, %d conns: p50 %s, %s/s", breakdownConns, dur(r.prefixByName.P50), num(r.prefixByName.RPS)),
 		"p99 "+dur(r.prefixByName.P99), "", true)
+	row(fmt.Sprintf("the same before the roll-up's pass (30 days in counter_history), by channel %s/s, by name p50 %s", num(r.prefixWritten.RPS), dur(r.prefixByNameWritten.P50)),
+		"p50 "+dur(r.prefixWritten.P50), "<= "+dur(breakdownP50), r.prefixWritten.P50 <= breakdownP50)
 }
 
 func (r *breakdownsResult) loads() []load {
-	return []load{r.labelled, r.labelledOff, r.plain, r.plainOff, r.prefix, r.prefixByName}
+	return []load{r.labelled, r.labelledOff, r.plain, r.plainOff, r.prefixWritten, r.prefixByNameWritten, r.prefix, r.prefixByName}
 }
