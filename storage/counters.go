@@ -93,7 +93,8 @@ type CounterStore struct {
 	// Labels says increments also count their labels (breakdowns, see
 	// labels_write.go), in their transaction; LabelValues is how many
 	// distinct values of a label a counter keeps per UTC day (0:
-	// counters.DefaultLabelValues). Off, labels are not written.
+	// counters.DefaultLabelValues), which settling them decides (see
+	// BreakdownsOf). Off, labels are not written.
 	Labels      bool
 	LabelValues int
 
@@ -402,8 +403,13 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 				return nil, err
 			}
 		}
-		if _, err = tx.ExecContext(ctx, "DELETE FROM counter_label WHERE name = ?", name); err != nil {
-			return nil, err
+		// Pending labels before the settled ones: a pass settling the
+		// counter's rows holds them, then writes its labels (see
+		// labels_settle.go), so this waits for it and then removes those too.
+		for _, q := range []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?"} {
+			if _, err = tx.ExecContext(ctx, q, name); err != nil {
+				return nil, err
+			}
 		}
 		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil
 	})

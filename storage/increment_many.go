@@ -33,20 +33,21 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
 	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
-	// The slot takes a round whose steps all count in the quarter of the
-	// store's clock, as the coalescer's rounds do but at a quarter's turn.
-	// Labels go the transactional way: their upsert follows the counters'.
+	// Labels go the transactional way: their row follows the counters'.
 	labelled := s.labelled(sorted)
-	slot := s.History && !labelled && !slices.ContainsFunc(sorted, func(d counters.Increment) bool { return d.Parts != nil })
 	var values map[string]int64
 	var now time.Time
 	err := retry(ctx, op, func() (err error) {
 		now = s.now()
+		// The slot takes a round whose steps all count in the quarter of
+		// the store's clock, as the coalescer's rounds do but at a
+		// quarter's turn.
+		slot := s.History && s.Returning && !recorded && inQuarterOf(sorted, now)
 		switch {
-		case recorded || labelled || !s.Returning || (s.History && !slot):
-			values, err = s.incrementManyInTx(ctx, sorted, now, recorded)
 		case slot:
-			values, err = s.incrementManySlot(ctx, sorted, now)
+			values, err = s.incrementManySlot(ctx, sorted, now, labelled)
+		case recorded || labelled || !s.Returning || s.History:
+			values, err = s.incrementManyInTx(ctx, sorted, now, recorded, false)
 		default:
 			values, err = s.incrementManyReturning(ctx, sorted, now, false)
 		}
@@ -65,6 +66,15 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	}
 	s.committed(ctx, manyChanges(sorted, values, now))
 	return out, nil
+}
+
+// inQuarterOf says whether every step of incs counts in the quarter hour
+// of now: those without parts do, as do parts that queued in it.
+func inQuarterOf(incs []counters.Increment, now time.Time) bool {
+	q := now.Truncate(counters.HistoryGrain)
+	return !slices.ContainsFunc(incs, func(d counters.Increment) bool {
+		return slices.ContainsFunc(d.Parts, func(p counters.Part) bool { return !p.At.Truncate(counters.HistoryGrain).Equal(q) })
+	})
 }
 
 // manyChanges are the changes of sorted's increments, which took their
@@ -131,12 +141,19 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 }
 
 // incrementManySlot is incrementManyReturning with history in the
-// counters' slots. When the statement refuses a step, a bound or a slot
-// holding another quarter refused it: the slots are moved (see flushSlots)
-// and the round written the other writers' way, which reports a bound's
-// refusal exactly.
-func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time) (map[string]int64, error) {
-	values, err := s.incrementManyReturning(ctx, sorted, now, true)
+// counters' slots; labelled, it is a transaction of that upsert and the
+// labels' row (see incrementManyInTx), as cheap as labels can be. When
+// the upsert refuses a step, a bound or a slot holding another quarter
+// refused it: the slots are moved (see flushSlots) and the round written
+// the other writers' way, which reports a bound's refusal exactly.
+func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time, labelled bool) (map[string]int64, error) {
+	var values map[string]int64
+	var err error
+	if labelled {
+		values, err = s.incrementManyInTx(ctx, sorted, now, false, true)
+	} else {
+		values, err = s.incrementManyReturning(ctx, sorted, now, true)
+	}
 	if err == nil {
 		return values, nil
 	}
@@ -147,25 +164,33 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 	if again, err := s.refused(ctx, err, true, now, names...); !again {
 		return nil, err
 	}
-	return s.incrementManyInTx(ctx, sorted, now, false)
+	return s.incrementManyInTx(ctx, sorted, now, false, false)
 }
 
 // incrementManyInTx is IncrementMany in a transaction sent in one round
 // trip (three or four where a transaction may not be one exchange, see
 // Exchanges): the upsert, its new values (by RETURNING, or for servers
-// without it a SELECT) and, with history and labels, their upserts (see
-// countsOf), then COMMIT. The history rows are locked after the counters' rows, in the
-// same order. When recorded, a recorder wants some of the counters: the
+// without it a SELECT) and, with history and labels, their writes (see
+// countsOf), then COMMIT. The history rows are locked after the
+// counters' rows, in the same order. With slot (which needs RETURNING)
+// the upsert adds the steps to the counters' slots and only the labels
+// follow. When recorded, a recorder wants some of the counters: the
 // COMMIT then follows the recorders, once the values are read.
-func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
-	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, false)
+func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded, slot bool) (map[string]int64, error) {
+	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, slot)
 	var rest []statement
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")
 	} else {
 		rest = append(rest, selectValues(sorted))
 	}
-	rest = append(rest, s.countsOf(manyChanges(sorted, nil, now))...)
+	if changes := manyChanges(sorted, nil, now); slot {
+		if lq, largs := s.labelsOf(changes); lq != "" {
+			rest = append(rest, statement{lq, largs})
+		}
+	} else {
+		rest = append(rest, s.countsOf(changes)...)
+	}
 	first, rest := s.exchangeOf(statement{q.String(), args}, rest, !recorded)
 
 	var values map[string]int64

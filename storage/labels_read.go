@@ -19,6 +19,9 @@ import (
 // increment's transaction.
 type BreakdownStore struct {
 	db *sql.DB
+	// Bound is how many distinct values of a label a counter keeps per
+	// UTC day (0: counters.DefaultLabelValues); settling decides it.
+	Bound int
 }
 
 var _ breakdowns.Store = (*BreakdownStore)(nil)
@@ -26,8 +29,11 @@ var _ breakdowns.Store = (*BreakdownStore)(nil)
 // NewBreakdownStore returns the breakdown store of db.
 func NewBreakdownStore(db *DB) *BreakdownStore { return &BreakdownStore{db: db.DB} }
 
-// BreakdownsOf returns the breakdown store of the database s writes to.
-func BreakdownsOf(s *CounterStore) *BreakdownStore { return &BreakdownStore{db: s.db} }
+// BreakdownsOf returns the breakdown store of the labels s writes: its
+// database, and the bound s keeps them at.
+func BreakdownsOf(s *CounterStore) *BreakdownStore {
+	return &BreakdownStore{db: s.db, Bound: s.LabelValues}
+}
 
 // Counts implements breakdowns.Store: the label's rows and the history's
 // total are read in one read-only transaction, whose snapshot the first
@@ -53,7 +59,7 @@ func (s *BreakdownStore) Counts(ctx context.Context, name, prefix, label string,
 	}
 	out.Values = map[string]*big.Int{}
 	if label != breakdowns.ByName {
-		if out.Values, err = labelCounts(ctx, tx, name, prefix, label, from, to); err != nil {
+		if out.Values, err = s.labelCounts(ctx, tx, name, prefix, label, from, to); err != nil {
 			return out, mapError(op, err, false)
 		}
 	}
@@ -75,8 +81,9 @@ func (s *BreakdownStore) Counts(ctx context.Context, name, prefix, label string,
 
 // labelCounts sums a label's rows per value: a counter's are one range of
 // the primary key; a prefix's one range of the (label, day, name) key per
-// day, which carries the count.
-func labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, from, to time.Time) (map[string]*big.Int, error) {
+// day, which carries the count. Then it adds the label's pending rows,
+// settled as a pass would settle them (labels_settle.go).
+func (s *BreakdownStore) labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, from, to time.Time) (map[string]*big.Int, error) {
 	var rows *sql.Rows
 	var err error
 	if name != "" {
@@ -90,7 +97,29 @@ func labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, fr
 	if err != nil {
 		return nil, err
 	}
-	return scanSums(rows)
+	sums, err := scanSums(rows)
+	if err != nil {
+		return nil, err
+	}
+	where, args := "WHERE name = ?", []any{name}
+	if name == "" {
+		where, args = "WHERE name LIKE ? ESCAPE '!'", []any{likePrefix(prefix)}
+	}
+	pending, err := readPending(ctx, tx, where+" AND day >= ? AND day < ?", append(args, from.Format(time.DateOnly), to.Format(time.DateOnly)), "")
+	if err != nil || len(pending) == 0 {
+		return sums, err
+	}
+	held, err := heldValues(ctx, tx, pending, label)
+	if err != nil {
+		return nil, err
+	}
+	err = settle(pending, held, s.bound(), label, func(_ labelDay, value string, by int64) {
+		if sums[value] == nil {
+			sums[value] = new(big.Int)
+		}
+		sums[value].Add(sums[value], big.NewInt(by))
+	})
+	return sums, err
 }
 
 // countsByName sums each counter's history under prefix over the days:

@@ -27,8 +27,35 @@ func labelledStore(t *testing.T, s *storage.CounterStore, bound int) *storage.Co
 
 // breakdownOf reads the breakdown of name (or of prefix, when name is
 // empty) by label on the day of at: value -> count, and the history's
-// total, from the store's own read.
+// total, from the store's own read. It then settles every pending label
+// and reads again: settling must change no answer.
 func breakdownOf(tb testing.TB, s *storage.CounterStore, name, prefix, label string) (map[string]int64, int64) {
+	tb.Helper()
+	got, total := readBreakdown(tb, s, name, prefix, label)
+	settleAll(tb, s)
+	if again, againTotal := readBreakdown(tb, s, name, prefix, label); !maps.Equal(got, again) || againTotal != total {
+		tb.Fatalf("settling changed the breakdown of %q%q by %s: %v (total %d) before, %v (total %d) after", name, prefix, label, got, total, again, againTotal)
+	}
+	return got, total
+}
+
+// settleAll settles every pending label of s's database, in batches of
+// 7 rows so that a counter's rows are settled over several passes.
+func settleAll(tb testing.TB, s *storage.CounterStore) {
+	tb.Helper()
+	for {
+		n, err := storage.BreakdownsOf(s).Settle(context.Background(), 7)
+		if err != nil {
+			tb.Fatalf("Settle: %v", err)
+		}
+		if n < 7 {
+			return
+		}
+	}
+}
+
+// readBreakdown is breakdownOf's read.
+func readBreakdown(tb testing.TB, s *storage.CounterStore, name, prefix, label string) (map[string]int64, int64) {
 	tb.Helper()
 	day, _ := history.QuarterOf(at)
 	c, err := storage.BreakdownsOf(s).Counts(context.Background(), name, prefix, label, day, day.AddDate(0, 0, 1))
@@ -161,7 +188,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Labels: counters.Labels{"ref": "site00"}}}); err != nil {
 				t.Fatal(err)
 			}
-			got, total := breakdownOf(t, s, "page", "", "ref")
+			got, total := breakdownOf(t, s, "page", "", "ref") // settles: the bound is counted below
 			var stored int
 			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
 				t.Fatal(err)
@@ -177,12 +204,11 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 	}
 }
 
-// Two processes (two stores, each with its own pool) writing new values of
-// one counter at once still keep exactly the bound: each decides under the
-// counter's row lock, which the other's write holds until its commit.
-func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
+// twoProcesses opens two labelled stores on one database, each with its
+// own pool, as two processes of the service would.
+func twoProcesses(t *testing.T, bound int) ([]*storage.CounterStore, *storage.DB) {
+	t.Helper()
 	dsn := testenv.MySQLDSN(t)
-	const bound, writers, each = 10, 8, 15
 	var stores []*storage.CounterStore
 	var db *storage.DB
 	for range 2 {
@@ -190,6 +216,15 @@ func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
 		stores = append(stores, labelledStore(t, s, bound))
 		db = d
 	}
+	return stores, db
+}
+
+// Two processes (two stores, each with its own pool) writing new values of
+// one counter at once still keep exactly the bound: settling decides in
+// the order the counter's writes committed, which its row lock sets.
+func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
+	const bound, writers, each = 10, 8, 15
+	stores, db := twoProcesses(t, bound)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -215,11 +250,11 @@ func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	got, total := breakdownOf(t, stores[0], "page", "", "ref") // settles
 	var stored int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	got, total := breakdownOf(t, stores[0], "page", "", "ref")
 	var sum int64
 	for _, n := range got {
 		sum += n
@@ -245,6 +280,7 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	got, total := breakdownOf(t, s, "hits/page", "", "referrer") // settles
 	var stored int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'hits/page' AND value <> '(other)'").Scan(&stored); err != nil {
 		t.Fatal(err)
@@ -252,7 +288,6 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 	if stored != counters.DefaultLabelValues {
 		t.Fatalf("%d values stored, want %d", stored, counters.DefaultLabelValues)
 	}
-	got, total := breakdownOf(t, s, "hits/page", "", "referrer")
 	if got[counters.LabelOther] != n-counters.DefaultLabelValues || total != n {
 		t.Fatalf("(other) %d, total %d; want %d, %d", got[counters.LabelOther], total, n-counters.DefaultLabelValues, n)
 	}
@@ -296,38 +331,129 @@ func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
 }
 
 // DELETE removes a counter's labels with it, and retention removes the
-// label days before its horizon.
+// label days before its horizon, whether the labels are settled yet or
+// still pending.
 func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
-	s, db := mustOpenStore(t)
-	s = labelledStore(t, s, 0)
-	ctx := context.Background()
-	old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Labels: counters.Labels{"channel": "web"}}
-	for _, name := range []string{"gone", "kept"} {
-		if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Labels: counters.Labels{"channel": "web"}}}}}); err != nil {
-			t.Fatal(err)
+	for _, settled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("settled %v", settled), func(t *testing.T) {
+			s, db := mustOpenStore(t)
+			s = labelledStore(t, s, 0)
+			ctx := context.Background()
+			old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Labels: counters.Labels{"channel": "web"}}
+			for _, name := range []string{"gone", "kept"} {
+				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Labels: counters.Labels{"channel": "web"}}}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if settled {
+				settleAll(t, s)
+			}
+			if err := s.Delete(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			day, _ := history.QuarterOf(at)
+			if _, err := storage.HistoryOf(s).PurgeHistory(ctx, day, 1000); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.QueryContext(ctx, "SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label UNION ALL SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label_pending")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var name, d string
+				if err := rows.Scan(&name, &d); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, name+" "+d)
+			}
+			if want := "kept " + day.Format(time.DateOnly); len(got) != 1 || got[0] != want {
+				t.Fatalf("label rows %v, want [%s]", got, want)
+			}
+			if got, _ := breakdownOf(t, s, "kept", "", "channel"); got["web"] != 1 {
+				t.Fatalf("kept's channels %v, want web 1", got)
+			}
+		})
+	}
+}
+
+// Settling passes that run while two processes write new values and a
+// reader reads change no answer: every read adds up to its history, no
+// value's count ever goes down (a value kept as itself stays itself), and
+// once all is settled the day holds exactly the bound.
+func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
+	const bound, writers, each = 10, 6, 40
+	stores, db := twoProcesses(t, bound)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var writing, background sync.WaitGroup
+	errs := make(chan error, writers+2)
+	for w := range writers {
+		writing.Add(1)
+		go func() {
+			defer writing.Done()
+			for i := range each {
+				ref := fmt.Sprintf("site%02d", (w*7+i*3)%30)
+				if _, err := stores[w%2].IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1, Labels: counters.Labels{"ref": ref}}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	background.Add(2)
+	go func() { // a settler of each process, in small batches
+		defer background.Done()
+		for ctx.Err() == nil {
+			if _, err := storage.BreakdownsOf(stores[len(errs)%2]).Settle(ctx, 3); err != nil && ctx.Err() == nil {
+				errs <- err
+				return
+			}
 		}
-	}
-	if err := s.Delete(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
-	day, _ := history.QuarterOf(at)
-	if _, err := storage.HistoryOf(s).PurgeHistory(ctx, day, 1000); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.QueryContext(ctx, "SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label ORDER BY name, day")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []string
-	for rows.Next() {
-		var name, d string
-		if err := rows.Scan(&name, &d); err != nil {
-			t.Fatal(err)
+	}()
+	go func() {
+		defer background.Done()
+		last := map[string]int64{}
+		day, _ := history.QuarterOf(at)
+		for ctx.Err() == nil {
+			c, err := storage.BreakdownsOf(stores[1]).Counts(ctx, "page", "", "ref", day, day.AddDate(0, 0, 1))
+			if err != nil {
+				if ctx.Err() == nil && counters.ErrorCode(err) != counters.ENOTFOUND {
+					errs <- err
+					return
+				}
+				continue
+			}
+			got, sum, total := map[string]int64{}, int64(0), c.Total.Int64()
+			for v, n := range c.Values {
+				got[v] = n.Int64()
+				sum += n.Int64()
+				if n.Int64() < last[v] {
+					errs <- fmt.Errorf("%s went down from %d to %d", v, last[v], n)
+					return
+				}
+			}
+			if sum != total {
+				errs <- fmt.Errorf("rows add up to %d, history %d: %v", sum, total, got)
+				return
+			}
+			last = got
 		}
-		got = append(got, name+" "+d)
+	}()
+	writing.Wait()
+	cancel()
+	background.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
-	if want := "kept " + day.Format(time.DateOnly); len(got) != 1 || got[0] != want {
-		t.Fatalf("label rows %v, want [%s]", got, want)
+	got, total := breakdownOf(t, stores[0], "page", "", "ref")
+	var stored int
+	if err := db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != bound || total != writers*each || got[counters.LabelOther] == 0 {
+		t.Fatalf("%d values stored, total %d, %v; want %d values, total %d and some (other)", stored, total, got, bound, writers*each)
 	}
 }

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/breakdowns"
@@ -15,7 +17,7 @@ import (
 // reads this block when it builds the store (labels).
 type Breakdowns struct {
 	On     bool `env:"COUNTERS_BREAKDOWNS"`
-	Values int  `env:"COUNTERS_BREAKDOWN_VALUES"` // storage.CounterStore.LabelValues
+	Values int  `env:"COUNTERS_BREAKDOWN_VALUES"` // storage.CounterStore.LabelValues, decided as labels settle
 }
 
 // Validate checks the breakdowns' settings.
@@ -45,11 +47,20 @@ func (c *Config) labels(store *storage.CounterStore, backend *counters.Backend) 
 	backend.Labels = on
 }
 
+// settleEvery is how often a process settles pending labels. Reads settle
+// what is pending themselves, so this bounds what they have to, not what
+// they answer.
+const settleEvery = time.Second
+
 // buildBreakdowns: reads of what labelled increments counted, beside
-// their history (app/breakdowns.go serves them); nothing when off.
+// their history (app/breakdowns.go serves them), and the job that settles
+// pending labels; nothing when off.
 func buildBreakdowns(b *builder) (app.Capability, error) {
 	if !b.cfg.breakdownsOn() {
 		return nil, nil
 	}
-	return app.Breakdowns(breakdowns.NewService(storage.NewBreakdownStore(b.s.DB), b.now)), nil
+	store := storage.BreakdownsOf(b.s.Store)
+	settling := &breakdowns.Settling{Store: store, Log: b.log}
+	b.job("breakdowns settling", func(ctx context.Context) { settling.Run(ctx, settleEvery) })
+	return app.Breakdowns(breakdowns.NewService(store, b.now)), nil
 }
