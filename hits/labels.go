@@ -1,9 +1,11 @@
 package hits
 
 import (
+	"hash/maphash"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -58,14 +60,41 @@ type Countries interface {
 // User-Agents are parsed with medama-io/go-useragent, a trie built from
 // maintained browser and system tokens: about 0.4 µs a parse on this
 // machine (BenchmarkLabels), a tenth of mileusna/useragent's and a
-// thirtieth of uap-go's regular expressions, so no cache is needed.
-// Crawlers are told by visitors.Bots, the same test that keeps them out of
-// the visitor count, so that device=bot counts exactly the hits that are
-// not visits for that reason.
+// thirtieth of uap-go's regular expressions. Crawlers are told by
+// visitors.Bots, the same test that keeps them out of the visitor count,
+// so that device=bot counts exactly the hits that are not visits for that
+// reason.
+//
+// A site's hits carry few distinct agents and few distinct sets of
+// labels, and every hit's labels travel with it to its round: so the
+// labeller keeps what it found per agent (by the agent's hash, as Bots
+// does) and hands out one map per distinct set of labels, shared and
+// never written, rather than a map a hit for the garbage collector. Both
+// are bounded (labelsKept), emptied when full.
 type Labeller struct {
 	countries Countries // nil: every country is Unknown
 	bots      *visitors.Bots
 	agents    *useragent.Parser
+	seed      maphash.Seed
+
+	mu     sync.RWMutex
+	agent  map[uint64]agentLabels
+	shared map[labelSet]counters.Labels
+}
+
+// labelsKept bounds the labeller's memories: the agents and the sets of
+// labels it keeps, each.
+const labelsKept = 4096
+
+// agentLabels are the labels a User-Agent gives.
+type agentLabels struct{ browser, os, device string }
+
+// labelSet is a hit's labels by key, "" for one it does not carry: the
+// key of their shared map.
+type labelSet struct {
+	referrer, country string
+	agentLabels
+	source, medium, campaign string
 }
 
 // NewLabeller returns a labeller that finds countries in countries (nil:
@@ -74,7 +103,8 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 	if bots == nil {
 		bots = visitors.NewBots()
 	}
-	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser()}
+	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser(), seed: maphash.MakeSeed(),
+		agent: map[uint64]agentLabels{}, shared: map[labelSet]counters.Labels{}}
 }
 
 // Labels returns the labels of a counted hit of v: always referrer,
@@ -82,15 +112,37 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 // campaign that the page's URL had (a breakdown shows the others as
 // NoValue). They are the
 // labeller's own memory: v's strings may be reused once it returns (Fiber's
-// are), and a labelled increment may be queued past that.
+// are), and a labelled increment may be queued past that. The map is
+// shared with the other hits of the same labels: nobody may write it.
 func (l *Labeller) Labels(v Visit) counters.Labels {
-	labels := make(counters.Labels, 8)
-	labels[LabelReferrer] = strings.Clone(Referrer(v))
-	labels[LabelCountry] = l.country(v.Addr)
-	l.agent(labels, v.UserAgent)
-	campaign(labels, LabelSource, v.Campaign.Source)
-	campaign(labels, LabelMedium, v.Campaign.Medium)
-	campaign(labels, LabelCampaign, v.Campaign.Campaign)
+	set := labelSet{
+		referrer:    Referrer(v),
+		country:     l.country(v.Addr),
+		agentLabels: l.agentOf(v.UserAgent),
+		source:      campaignValue(v.Campaign.Source),
+		medium:      campaignValue(v.Campaign.Medium),
+		campaign:    campaignValue(v.Campaign.Campaign),
+	}
+	l.mu.RLock()
+	labels, ok := l.shared[set]
+	l.mu.RUnlock()
+	if ok {
+		return labels
+	}
+	// The set's strings may be v's memory: the kept ones are copies.
+	set.referrer = strings.Clone(set.referrer)
+	set.source, set.medium, set.campaign = strings.Clone(set.source), strings.Clone(set.medium), strings.Clone(set.campaign)
+	labels = counters.Labels{LabelReferrer: set.referrer, LabelCountry: set.country,
+		LabelBrowser: set.browser, LabelOS: set.os, LabelDevice: set.device}
+	campaign(labels, LabelSource, set.source)
+	campaign(labels, LabelMedium, set.medium)
+	campaign(labels, LabelCampaign, set.campaign)
+	l.mu.Lock()
+	if len(l.shared) >= labelsKept {
+		clear(l.shared)
+	}
+	l.shared[set] = labels
+	l.mu.Unlock()
 	return labels
 }
 
@@ -98,8 +150,8 @@ func (l *Labeller) Labels(v Visit) counters.Labels {
 // none: a step without a label is what a breakdown shows as NoValue, so
 // storing NoValue itself would only cost a row per hit.
 func campaign(labels counters.Labels, key, s string) {
-	if v := campaignValue(s); v != NoValue {
-		labels[key] = strings.Clone(v)
+	if s != NoValue {
+		labels[key] = s
 	}
 }
 
@@ -161,11 +213,16 @@ func (l *Labeller) country(a netip.Addr) string {
 
 func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }
 
-// agent sets the browser, os and device labels from the User-Agent.
-func (l *Labeller) agent(labels counters.Labels, userAgent string) {
+// agentOf is the browser, os and device labels of userAgent.
+func (l *Labeller) agentOf(userAgent string) agentLabels {
+	h := maphash.String(l.seed, userAgent)
+	l.mu.RLock()
+	a, ok := l.agent[h]
+	l.mu.RUnlock()
+	if ok {
+		return a
+	}
 	ua := l.agents.Parse(userAgent)
-	labels[LabelBrowser] = orUnknown(string(ua.Browser()))
-	labels[LabelOS] = orUnknown(osName(ua.OS()))
 	device := ""
 	switch {
 	case l.bots.Is(userAgent):
@@ -176,7 +233,14 @@ func (l *Labeller) agent(labels counters.Labels, userAgent string) {
 	default:
 		device = strings.ToLower(string(ua.Device()))
 	}
-	labels[LabelDevice] = orUnknown(device)
+	a = agentLabels{browser: orUnknown(string(ua.Browser())), os: orUnknown(osName(ua.OS())), device: orUnknown(device)}
+	l.mu.Lock()
+	if len(l.agent) >= labelsKept {
+		clear(l.agent)
+	}
+	l.agent[h] = a
+	l.mu.Unlock()
+	return a
 }
 
 // osName spells the parser's system families as their makers do.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/countersvc/countersvc/hits"
 )
@@ -293,5 +294,34 @@ func TestCountedHitsCarryTheirLabels(t *testing.T) {
 				t.Errorf("labelled increments with referrers %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The labels keep none of the visit's memory, which Fiber reuses once the
+// request is answered: the first labels of a set, shared with the hits
+// that follow, still say what they said after the visit's bytes change.
+func TestLabelsKeepNoneOfTheVisitsMemory(t *testing.T) {
+	l := hits.NewLabeller(table, nil)
+	ref := []byte("https://news.example.com/a")
+	ua := []byte(uaFirefoxLinux)
+	source := []byte("letter")
+	visit := hits.Visit{Addr: addrDE, UserAgent: unsafe.String(&ua[0], len(ua)), RefSent: true,
+		Ref: unsafe.String(&ref[0], len(ref)), Campaign: hits.Campaign{Source: unsafe.String(&source[0], len(source))}}
+	first := l.Labels(visit)
+	want := maps.Clone(first)
+	copy(ref, "https://xxxx.example.com/b")
+	copy(ua, strings.Repeat("x", len(ua)))
+	copy(source, "zzzzzz")
+	if !maps.Equal(first, want) {
+		t.Fatalf("the labels changed with the visit's memory: %v, were %v", first, want)
+	}
+	if want[hits.LabelReferrer] != "news.example.com" || want[hits.LabelSource] != "letter" {
+		t.Fatalf("labels %v", want)
+	}
+	copy(ref, "https://news.example.com/a")
+	copy(ua, uaFirefoxLinux)
+	copy(source, "letter")
+	if again := l.Labels(visit); !maps.Equal(again, want) {
+		t.Fatalf("the same visit again: %v, want %v", again, want)
 	}
 }
