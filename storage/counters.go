@@ -79,6 +79,7 @@ type CounterStore struct {
 	quietStmts    [2]*sql.Stmt     // quietIncrementStatement, without and with the slot
 	upserts       *preparedUpserts // many counters at once, where Returning
 	keys          *keyGate         // one request per idempotency key in MySQL
+	slots         slotFill         // what this process put into label slots
 	Now           func() time.Time // injectable clock
 
 	// KeyRetention is how long an idempotency key is kept; tests shorten it.
@@ -97,6 +98,9 @@ type CounterStore struct {
 	// BreakdownsOf). Off, labels are not written.
 	Labels      bool
 	LabelValues int
+	// LabelSlot is how many bytes of packed labels a counter's row takes
+	// before a write moves them out (0: DefaultLabelSlot); tests shrink it.
+	LabelSlot int
 
 	// Returning says the server hands back rows with INSERT ... RETURNING,
 	// which lets a multi-counter increment read its new values in the same

@@ -12,7 +12,8 @@ import (
 var _ history.Purger = (*HistoryStore)(nil)
 
 // PurgeHistory implements history.Purger: first the label counts of the
-// days before before (migrations/012 and 013), then counter_history's rows of
+// days before before (migrations/012 and 013: pending rows, label slots,
+// settled rows), then counter_history's rows of
 // the days before before, then the rolled-up months (migrations/011) that
 // end by then, then the days before before of the month that holds it,
 // then the visitor sketches of those days, then
@@ -37,6 +38,7 @@ func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit
 		// Labels first: a read of such a day never finds labels beyond its
 		// history; pending ones before settled ones, as DELETE takes them.
 		deleting("DELETE FROM counter_label_pending WHERE day < ? LIMIT ?", day),
+		deleting("UPDATE counter SET label_slot = NULL, label_day = NULL WHERE label_day < ? LIMIT ?", day),
 		deleting("DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
 		deleting("DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
 		deleting("DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),

@@ -47,9 +47,9 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 		case slot:
 			values, err = s.incrementManySlot(ctx, sorted, now, labelled)
 		case recorded || labelled || !s.Returning || s.History:
-			values, err = s.incrementManyInTx(ctx, sorted, now, recorded, false)
+			values, err = s.incrementManyInTx(ctx, sorted, now, recorded)
 		default:
-			values, err = s.incrementManyReturning(ctx, sorted, now, false)
+			values, err = s.incrementManyReturning(ctx, sorted, now, false, nil)
 		}
 		return err
 	})
@@ -89,11 +89,13 @@ func manyChanges(sorted []counters.Increment, values map[string]int64, now time.
 
 // upsertMany is the multi-row upsert of sorted, after a statement that puts
 // the time (and with slot the quarter, see history_write.go) once into
-// session variables rather than into every row, and then begin.
-func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time, slot bool) (*strings.Builder, []any) {
+// session variables rather than into every row, and then begin. With
+// labels (one per row of sorted, see labelSlots) it also appends each
+// row's labels to its counter's label slot (see labels_write.go).
+func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels) (*strings.Builder, []any) {
 	q := &strings.Builder{}
 	q.Grow(200 + 40*len(sorted))
-	args := make([]any, 0, 2+len(sorted)*3)
+	args := make([]any, 0, 2+len(sorted)*5)
 	if slot {
 		q.WriteString("SET @counters_now = ?, @counters_quarter = ?;\n")
 		args = append(args, now, quarterNumber(now))
@@ -102,19 +104,30 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 		args = append(args, now)
 	}
 	q.WriteString(begin)
-	row := "(?, ?, @counters_now, @counters_now)"
+	row := "(?, ?, @counters_now, @counters_now"
 	if slot {
-		row = "(?, ?, @counters_now, @counters_now, @counters_quarter, ?)"
+		row += ", @counters_quarter, ?"
 	}
-	q.WriteString(upsertManyHead(slot))
+	if labels != nil {
+		row += ", ?, ?"
+	}
+	row += ")"
+	head, update := upsertManyHead(slot), upsertManyUpdate(slot)
+	if labels != nil {
+		head, update = s.withLabelSlot(head, update)
+	}
+	q.WriteString(head)
 	q.WriteString(placeholders(row, ", ", len(sorted)))
-	for _, d := range sorted {
+	for i, d := range sorted {
 		args = append(args, d.Name, d.By)
 		if slot {
 			args = append(args, d.By)
 		}
+		if labels != nil {
+			args = append(args, labels[i].day, labels[i].adds)
+		}
 	}
-	q.WriteString(upsertManyUpdate(slot))
+	q.WriteString(update)
 	q.WriteString(newerThanStored("@counters_now"))
 	return q, args
 }
@@ -123,14 +136,15 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 // hands back each row as the upsert left it, and a refused row rolls the
 // whole statement back, so no transaction is left open to clean up. The
 // server also finds each row once, where the upsert and SELECT below find
-// it twice. With slot it adds the steps to the counters' slots.
-func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool) (map[string]int64, error) {
+// it twice. With slot it adds the steps to the counters' slots, and with
+// labels their labels to the label slots.
+func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error
-	if paddedSize(len(sorted)) > 0 {
+	if labels == nil && paddedSize(len(sorted)) > 0 {
 		rows, err = s.upserts.query(ctx, sorted, now, slot)
 	} else {
-		q, args := s.upsertMany("", sorted, now, slot)
+		q, args := s.upsertMany("", sorted, now, slot, labels)
 		q.WriteString("\nRETURNING name, value")
 		rows, err = s.db.QueryContext(ctx, q.String(), args...)
 	}
@@ -141,20 +155,23 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 }
 
 // incrementManySlot is incrementManyReturning with history in the
-// counters' slots; labelled, it is a transaction of that upsert and the
-// labels' row (see incrementManyInTx), as cheap as labels can be. When
-// the upsert refuses a step, a bound or a slot holding another quarter
-// refused it: the slots are moved (see flushSlots) and the round written
-// the other writers' way, which reports a bound's refusal exactly.
+// counters' slots and, labelled, their labels in the label slots: one
+// statement either way. When it refuses a step, a bound, a slot holding
+// another quarter or a label slot that is full or holds another day
+// refused it: the slots are moved (see flushSlots; incrementManyInTx
+// moves the label slots) and the round written the other writers' way,
+// which reports a bound's refusal exactly.
 func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time, labelled bool) (map[string]int64, error) {
-	var values map[string]int64
-	var err error
+	var labels []slotLabels
 	if labelled {
-		values, err = s.incrementManyInTx(ctx, sorted, now, false, true)
-	} else {
-		values, err = s.incrementManyReturning(ctx, sorted, now, true)
+		labels = labelSlots(sorted, now)
+		if !s.slots.fits(sorted, labels, s.labelSlot()) {
+			return s.movingSlots(ctx, sorted, now, labels)
+		}
 	}
+	values, err := s.incrementManyReturning(ctx, sorted, now, true, labels)
 	if err == nil {
+		s.slots.add(sorted, labels, true)
 		return values, nil
 	}
 	names := make([]string, len(sorted))
@@ -164,7 +181,17 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 	if again, err := s.refused(ctx, err, true, now, names...); !again {
 		return nil, err
 	}
-	return s.incrementManyInTx(ctx, sorted, now, false, false)
+	return s.movingSlots(ctx, sorted, now, labels)
+}
+
+// movingSlots is incrementManyInTx, which moves the label slots of the
+// counters it labels out.
+func (s *CounterStore) movingSlots(ctx context.Context, sorted []counters.Increment, now time.Time, labels []slotLabels) (map[string]int64, error) {
+	values, err := s.incrementManyInTx(ctx, sorted, now, false)
+	if err == nil {
+		s.slots.add(sorted, labels, false)
+	}
+	return values, err
 }
 
 // incrementManyInTx is IncrementMany in a transaction sent in one round
@@ -172,25 +199,18 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 // Exchanges): the upsert, its new values (by RETURNING, or for servers
 // without it a SELECT) and, with history and labels, their writes (see
 // countsOf), then COMMIT. The history rows are locked after the
-// counters' rows, in the same order. With slot (which needs RETURNING)
-// the upsert adds the steps to the counters' slots and only the labels
-// follow. When recorded, a recorder wants some of the counters: the
-// COMMIT then follows the recorders, once the values are read.
-func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded, slot bool) (map[string]int64, error) {
-	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, slot)
+// counters' rows, in the same order. When recorded, a recorder wants
+// some of the counters: the COMMIT then follows the recorders, once the
+// values are read.
+func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
+	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, false, nil)
 	var rest []statement
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")
 	} else {
 		rest = append(rest, selectValues(sorted))
 	}
-	if changes := manyChanges(sorted, nil, now); slot {
-		if lq, largs := s.labelsOf(changes); lq != "" {
-			rest = append(rest, statement{lq, largs})
-		}
-	} else {
-		rest = append(rest, s.countsOf(changes)...)
-	}
+	rest = append(rest, s.countsOf(manyChanges(sorted, nil, now))...)
 	first, rest := s.exchangeOf(statement{q.String(), args}, rest, !recorded)
 
 	var values map[string]int64

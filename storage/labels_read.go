@@ -101,11 +101,11 @@ func (s *BreakdownStore) labelCounts(ctx context.Context, tx *sql.Tx, name, pref
 	if err != nil {
 		return nil, err
 	}
-	where, args := "WHERE name = ?", []any{name}
+	cond, args := "name = ?", []any{name}
 	if name == "" {
-		where, args = "WHERE name LIKE ? ESCAPE '!'", []any{likePrefix(prefix)}
+		cond, args = "name LIKE ? ESCAPE '!'", []any{likePrefix(prefix)}
 	}
-	pending, err := readPending(ctx, tx, where+" AND day >= ? AND day < ?", append(args, from.Format(time.DateOnly), to.Format(time.DateOnly)), "")
+	pending, err := pendingIn(ctx, tx, cond, args, from, to)
 	if err != nil || len(pending) == 0 {
 		return sums, err
 	}

@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/countersvc/countersvc/counters"
@@ -134,11 +136,118 @@ func readPending(ctx context.Context, q *sql.Tx, where string, args []any, lock 
 	return rows, rs.Err()
 }
 
-// Settle implements breakdowns.Settler: it settles at most limit pending
-// rows, the first in the key's order, in one transaction, and returns
-// how many. READ COMMITTED: the locking read takes only the rows it
+// pendingIn reads the pending rows of the counters that cond selects
+// (with args) whose days are in [from, to), and those counters' label
+// slots of such a day as their last pending rows (a slot's updated_at is
+// after every pending row of its counter), in the order they are settled
+// in. A slot moves out with a write that finds it full, or with a pass
+// once its counter has been left alone for a while (moveIdleSlots).
+func pendingIn(ctx context.Context, tx *sql.Tx, cond string, args []any, from, to time.Time) ([]pendingRow, error) {
+	args = append(args, from.Format(time.DateOnly), to.Format(time.DateOnly))
+	rows, err := readPending(ctx, tx, "WHERE "+cond+" AND day >= ? AND day < ?", args, "")
+	if err != nil {
+		return nil, err
+	}
+	rs, err := tx.QueryContext(ctx, "SELECT name, updated_at, label_day, label_slot FROM counter WHERE "+cond+
+		" AND label_slot IS NOT NULL AND label_day >= ? AND label_day < ?", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	slots := false
+	for rs.Next() {
+		var r pendingRow
+		if err := rs.Scan(&r.name, &r.at, &r.day, &r.adds); err != nil {
+			return nil, err
+		}
+		rows, slots = append(rows, r), true
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	if slots {
+		slices.SortStableFunc(rows, func(a, b pendingRow) int {
+			if c := strings.Compare(a.name, b.name); c != 0 {
+				return c
+			}
+			if c := a.at.Compare(b.at); c != 0 {
+				return c
+			}
+			return a.day.Compare(b.day)
+		})
+	}
+	return rows, nil
+}
+
+// slotIdle is how long a label slot waits, unwritten, for a write to move
+// it out, before a settling pass does.
+const slotIdle = time.Minute
+
+// Settle implements breakdowns.Settler: it moves at most limit label
+// slots that are idle (moveIdleSlots), then settles at most limit pending
+// rows, the first in the key's order, in one transaction, and returns how
+// many of both. READ COMMITTED: the locking read takes only the rows it
 // returns, never the gap after them, where increments add theirs.
 func (s *BreakdownStore) Settle(ctx context.Context, limit int) (int, error) {
+	const op = "storage.Settle"
+	moved, err := s.moveIdleSlots(ctx, limit)
+	if err != nil {
+		return 0, mapError(op, err, true)
+	}
+	n, err := s.settle(ctx, limit)
+	return moved + n, err
+}
+
+// moveIdleSlots moves at most limit label slots to pending rows: those
+// of counters that no write has changed for slotIdle (by the server's
+// clock), and those holding a day before today (UTC). A slot's row is
+// keyed by its counter's updated_at, as a write's move keys it: the slot
+// came after every pending row of its counter. A counter a write holds is
+// skipped: that write, or the next pass, moves its slot.
+func (s *BreakdownStore) moveIdleSlots(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := retry(ctx, "storage.Settle", func() error {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		rs, err := tx.QueryContext(ctx, "SELECT name FROM counter FORCE INDEX (counter_label_slot_day) WHERE label_day IS NOT NULL AND (label_day < UTC_DATE() OR updated_at < UTC_TIMESTAMP(6) - INTERVAL "+
+			strconv.Itoa(int(slotIdle/time.Second))+" SECOND) LIMIT "+strconv.Itoa(limit)+" FOR UPDATE SKIP LOCKED")
+		if err != nil {
+			return err
+		}
+		var names []any
+		for rs.Next() {
+			var name []byte
+			if err := rs.Scan(&name); err != nil {
+				rs.Close()
+				return err
+			}
+			names = append(names, name)
+		}
+		if err := rs.Close(); err != nil || len(names) == 0 {
+			n = 0
+			return err
+		}
+		in := placeholders("?", ", ", len(names))
+		for _, q := range []string{
+			"INSERT INTO counter_label_pending (name, at, day, adds) SELECT name, updated_at, label_day, label_slot FROM counter WHERE name IN (" + in +
+				") AND label_slot IS NOT NULL ON DUPLICATE KEY UPDATE adds = CONCAT(adds, VALUES(adds))",
+			"UPDATE counter SET label_slot = NULL, label_day = NULL WHERE name IN (" + in + ")",
+		} {
+			if _, err := tx.ExecContext(ctx, q, names...); err != nil {
+				return err
+			}
+		}
+		n = len(names)
+		return tx.Commit()
+	})
+	return n, err
+}
+
+// settle settles at most limit pending rows (see Settle).
+func (s *BreakdownStore) settle(ctx context.Context, limit int) (int, error) {
 	const op = "storage.Settle"
 	var n int
 	err := retry(ctx, op, func() error {

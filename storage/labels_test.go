@@ -457,3 +457,86 @@ func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
 		t.Fatalf("%d values stored, total %d, %v; want %d values, total %d and some (other)", stored, total, got, bound, writers*each)
 	}
 }
+
+// A round of the current quarter hour appends its labels to its counter's
+// label slot; a round the slot refuses (full, or holding another day) and
+// any other labelled write move the slot out before their own labels. The
+// bound is decided in the order the writes committed whichever way each
+// went: the breakdown of each day is what a reference that applies the
+// writes one by one says, before settling and after.
+func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
+	for _, size := range []int{0, 30} {
+		t.Run(fmt.Sprintf("slot of %d bytes", size), func(t *testing.T) {
+			s, db := mustOpenStore(t)
+			s = labelledStore(t, s, 3)
+			s.LabelSlot = size
+			clock := testenv.NewClock(at)
+			s.Now = clock.Now
+			ctx := context.Background()
+			day1, _ := history.QuarterOf(at)
+			day2 := day1.AddDate(0, 0, 1)
+			want := map[time.Time]map[string]int64{day1: {}, day2: {}}
+			kept := map[time.Time]map[string]bool{day1: {}, day2: {}}
+			slotUsed := false
+			write := func(i int, day time.Time, inc counters.Increment) {
+				t.Helper()
+				if _, err := s.IncrementMany(ctx, []counters.Increment{inc}); err != nil {
+					t.Fatalf("write %d: %v", i, err)
+				}
+				v := fmt.Sprintf("site%d", (i*5)%9)
+				if !kept[day][v] && len(kept[day]) < 3 {
+					kept[day][v] = true
+				}
+				if !kept[day][v] {
+					v = counters.LabelOther
+				}
+				want[day][v] += inc.By
+				var used bool
+				if err := db.QueryRowContext(ctx, "SELECT label_slot IS NOT NULL FROM counter WHERE name = 'page'").Scan(&used); err != nil {
+					t.Fatal(err)
+				}
+				slotUsed = slotUsed || used
+			}
+			for i := range 24 {
+				ref := counters.Labels{"ref": fmt.Sprintf("site%d", (i*5)%9)}
+				switch {
+				case i == 16:
+					clock.Set(at.Add(24 * time.Hour)) // the slot holds yesterday
+					fallthrough
+				case i > 16:
+					write(i, day2, counters.Increment{Name: "page", By: int64(i + 1), Labels: ref})
+				case i%5 == 4: // a part that queued an hour before: the transactional way
+					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Parts: []counters.Part{{At: at.Add(-time.Hour), By: int64(i + 1), Labels: ref}}})
+				default:
+					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Labels: ref})
+				}
+			}
+			if !slotUsed {
+				t.Fatal("no write used the label slot")
+			}
+			for _, day := range []time.Time{day1, day2} {
+				c, err := storage.BreakdownsOf(s).Counts(ctx, "page", "", "ref", day, day.AddDate(0, 0, 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]int64{}
+				for v, n := range c.Values {
+					got[v] = n.Int64()
+				}
+				settleAll(t, s)
+				c2, err := storage.BreakdownsOf(s).Counts(ctx, "page", "", "ref", day, day.AddDate(0, 0, 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v, n := range c2.Values {
+					if got[v] != n.Int64() {
+						t.Fatalf("%s: settling changed %s from %d to %d", day.Format(time.DateOnly), v, got[v], n.Int64())
+					}
+				}
+				if !maps.Equal(got, want[day]) {
+					t.Fatalf("%s: by ref %v, want %v", day.Format(time.DateOnly), got, want[day])
+				}
+			}
+		})
+	}
+}

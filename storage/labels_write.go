@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/countersvc/countersvc/counters"
@@ -13,13 +15,15 @@ import (
 
 // The write side of breakdowns (migrations/012_counter_label.up.sql and
 // 013): the labels of an increment's steps (counters.Part.Labels) are
-// written in the same transaction as the value and its history, after
-// both are locked, as one row per counter and UTC day in
-// counter_label_pending: what the steps add to each value, packed (see
-// packAdds). One statement per transaction however many increments it
-// carries (a coalesced round of 1,000 labelled page hits is one row).
-// Unlabelled steps write nothing here: the hot single increment keeps its
-// one statement.
+// written with the value and its history, packed (see packAdds), never a
+// row per value. A round whose steps all count in the quarter hour of its
+// commit (the coalescer's) appends them to its counter's label slot in
+// the upsert it runs anyway: one statement, as an unlabelled round. Any
+// other labelled write, and a round the slot refuses (full, or holding
+// another day), is a transaction that moves the counter's label slot to
+// counter_label_pending and then adds a row there per counter and UTC
+// day, after the counter's row and its history. Unlabelled steps write
+// nothing here.
 //
 // The bound (a counter keeps at most LabelValues distinct values per label
 // and day, the rest count as counters.LabelOther) is decided later, when
@@ -28,6 +32,102 @@ import (
 // row per distinct value, each counted against its day's values, while it
 // held the counter's row lock: a hot page's rounds took four times as long
 // as unlabelled ones, one after another.
+
+// DefaultLabelSlot is how many bytes of packed labels a counter's label
+// slot takes before a write moves them out: a few dozen rounds of page
+// hits, small enough that appending to it costs an upsert little.
+const DefaultLabelSlot = 4096
+
+// slotLabels is what one row of a slot upsert appends to its counter's
+// label slot: the UTC day of its steps and their packed adds (nil: none).
+type slotLabels struct {
+	day  any // a date, or nil
+	adds []byte
+}
+
+// labelSlots are the slotLabels of sorted's rows, whose steps all count
+// in the quarter hour of now (inQuarterOf).
+func labelSlots(sorted []counters.Increment, now time.Time) []slotLabels {
+	out := make([]slotLabels, len(sorted))
+	for i, d := range sorted {
+		if adds := labelAdds([]counters.Change{incrementChange(d, 0, now)}); len(adds) > 0 {
+			out[i] = slotLabels{day: adds[0].day.Format(time.DateOnly), adds: packAdds(adds)}
+		}
+	}
+	return out
+}
+
+// slotFill is how many bytes this process has appended to each counter's
+// label slot since it last found it moved out: a round that would not fit
+// goes the transactional way at once, rather than through the slot's
+// refusal (a failed statement, the history slots' check, then the
+// transaction). Other processes' appends are not in it, so the slot may
+// still refuse: that stays the exact test. Bounded: emptied when full.
+type slotFill struct {
+	mu    sync.Mutex
+	bytes map[string]int
+}
+
+// slotFillKept bounds slotFill's counters.
+const slotFillKept = 1 << 16
+
+// fits says whether labels fit in their counters' slots of size bytes, as
+// far as this process knows.
+func (f *slotFill) fits(sorted []counters.Increment, labels []slotLabels, size int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range labels {
+		if l.adds != nil && f.bytes[sorted[i].Name]+len(l.adds) > size {
+			return false
+		}
+	}
+	return true
+}
+
+// add counts labels as appended (appended) or the slots as moved out.
+func (f *slotFill) add(sorted []counters.Increment, labels []slotLabels, appended bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bytes == nil || len(f.bytes) >= slotFillKept {
+		f.bytes = map[string]int{}
+	}
+	for i, l := range labels {
+		switch {
+		case l.adds == nil:
+		case appended:
+			f.bytes[sorted[i].Name] += len(l.adds)
+		default:
+			delete(f.bytes, sorted[i].Name)
+		}
+	}
+}
+
+// labelSlot is the size of a label slot.
+func (s *CounterStore) labelSlot() int {
+	if s.LabelSlot <= 0 {
+		return DefaultLabelSlot
+	}
+	return s.LabelSlot
+}
+
+// withLabelSlot adds the label slot to a slot upsert's head and update
+// clause (upsertManyHead, upsertManyUpdate). The slot takes a row's adds
+// when it is empty, or holds their day and has room for them; else the
+// value's assignment refuses the step (NULL into NOT NULL), and the
+// round goes the transactional way, which moves the slot out first.
+// A row without labels (VALUES(label_slot) NULL) leaves it alone.
+func (s *CounterStore) withLabelSlot(head, update string) (string, string) {
+	size := s.labelSlot()
+	head = strings.Replace(head, ") VALUES ", ", label_day, label_slot) VALUES ", 1)
+	free := ` AND (VALUES(label_slot) IS NULL OR label_slot IS NULL OR
+		           (label_day = VALUES(label_day) AND LENGTH(label_slot) + LENGTH(VALUES(label_slot)) <= ` + strconv.Itoa(size) + `)),`
+	update = strings.Replace(update, ",\n\t\t           value + VALUES(value), NULL),", free+"\n\t\t           value + VALUES(value), NULL),", 1)
+	update = strings.Replace(update, "\n\t\tupdated_at = ", `
+		label_slot = IF(VALUES(label_slot) IS NULL, label_slot, CONCAT(COALESCE(label_slot, ''), VALUES(label_slot))),
+		label_day = IF(VALUES(label_slot) IS NULL, label_day, VALUES(label_day)),
+		updated_at = `, 1)
+	return head, update
+}
 
 // labelAdd is one value's share of a counter's steps on one UTC day.
 type labelAdd struct {
@@ -162,13 +262,33 @@ func pendingInsert(adds []labelAdd) (string, []any) {
 		" ON DUPLICATE KEY UPDATE adds = CONCAT(adds, VALUES(adds))", args
 }
 
-// labelsOf is the statement that adds changes' labels, "" when there are
-// none or breakdowns are off.
-func (s *CounterStore) labelsOf(changes []counters.Change) (string, []any) {
+// labelsOf are the statements that add changes' labels in a transaction
+// that has upserted their counters, none when there are none or
+// breakdowns are off: the counters' label slots move out first, as a
+// pending row keyed by the updated_at the upsert just set (so before the
+// changes' own, whose row follows under the same key, and after every
+// write in the slot), then empty.
+func (s *CounterStore) labelsOf(changes []counters.Change) []statement {
 	if !s.Labels {
-		return "", nil
+		return nil
 	}
-	return pendingInsert(labelAdds(changes))
+	adds := labelAdds(changes)
+	if len(adds) == 0 {
+		return nil
+	}
+	var names []any
+	for i, a := range adds {
+		if i == 0 || a.name != adds[i-1].name {
+			names = append(names, a.name)
+		}
+	}
+	in := placeholders("?", ", ", len(names))
+	q, args := pendingInsert(adds)
+	return []statement{
+		{"INSERT INTO counter_label_pending (name, at, day, adds) SELECT name, updated_at, label_day, label_slot FROM counter WHERE name IN (" + in + ") AND label_slot IS NOT NULL", names},
+		{"UPDATE counter SET label_slot = NULL, label_day = NULL WHERE name IN (" + in + ") AND label_slot IS NOT NULL", names},
+		{q, args},
+	}
 }
 
 // countsOf are the statements that count changes' steps beside their
@@ -179,10 +299,7 @@ func (s *CounterStore) countsOf(changes []counters.Change) []statement {
 	if q, args := s.historyOf(changes); q != "" {
 		out = append(out, statement{q, args})
 	}
-	if q, args := s.labelsOf(changes); q != "" {
-		out = append(out, statement{q, args})
-	}
-	return out
+	return append(out, s.labelsOf(changes)...)
 }
 
 // labelled reports whether any of incs carries labels that the store

@@ -17,3 +17,20 @@ CREATE TABLE IF NOT EXISTS counter_label_pending (
   adds BLOB           NOT NULL,
   PRIMARY KEY (name, at, day)
 ) ENGINE=InnoDB;
+
+-- The label slot: a round of increments that all count in the quarter
+-- hour of its commit (the coalescer's) appends its packed adds to its
+-- counter's row, in the upsert it runs anyway, as history's slot does
+-- (migration 009): one statement, where a row here would make the round a
+-- transaction of two. The slot holds one UTC day (label_day) and a few
+-- kilobytes; a write that finds it full, or holding another day, is
+-- refused and goes the transactional way, which moves the slot here as a
+-- row keyed by the counter's updated_at (every write in the slot came
+-- before it) and then adds its own. Reads take the slot as the counter's
+-- last pending row. An emptied slot has no day either, so that the key on
+-- label_day holds only the slots in use: settling passes find there the
+-- slots no write has moved for a while, retention the old ones.
+ALTER TABLE counter
+  ADD COLUMN IF NOT EXISTS label_day  DATE NULL,
+  ADD COLUMN IF NOT EXISTS label_slot BLOB NULL;
+CREATE INDEX IF NOT EXISTS counter_label_slot_day ON counter (label_day);
