@@ -17,11 +17,17 @@ type Settler interface {
 	// Settle settles at most limit pending rows, the oldest of each
 	// counter first, and returns how many.
 	Settle(ctx context.Context, limit int) (int, error)
+	// RollupLabels moves at most limit days' counts of a value, of days
+	// before before, into their month's row, and returns how many.
+	RollupLabels(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
-// Settling runs settling passes in the background.
+// Settling runs settling passes in the background; each then rolls up
+// the days that no write lands in any more: those before yesterday (UTC),
+// since a round that queued before midnight may commit after it.
 type Settling struct {
 	Store Settler
+	Now   func() time.Time
 	Log   *slog.Logger
 	// Batch is how many rows one transaction settles. Default 2,000.
 	Batch int
@@ -36,9 +42,22 @@ const (
 )
 
 // Pass settles batch after batch until one finds fewer rows than Batch
-// (what is left was written meanwhile) or ctx ends, and returns how many
-// rows it settled.
+// (what is left was written meanwhile), then rolls up alike, or until ctx
+// ends, and returns how many rows it settled and rolled up.
 func (s *Settling) Pass(ctx context.Context) (int, error) {
+	settled, err := s.batches(ctx, s.Store.Settle)
+	if err != nil {
+		return settled, err
+	}
+	today := s.Now().UTC().Truncate(24 * time.Hour)
+	rolled, err := s.batches(ctx, func(ctx context.Context, limit int) (int, error) {
+		return s.Store.RollupLabels(ctx, today.AddDate(0, 0, -1), limit)
+	})
+	return settled + rolled, err
+}
+
+// batches runs step batch after batch until one does less than Batch.
+func (s *Settling) batches(ctx context.Context, step func(ctx context.Context, limit int) (int, error)) (int, error) {
 	batch, timeout := s.Batch, s.Timeout
 	if batch <= 0 {
 		batch = DefaultSettleBatch
@@ -49,7 +68,7 @@ func (s *Settling) Pass(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		bctx, cancel := context.WithTimeout(ctx, timeout)
-		n, err := s.Store.Settle(bctx, batch)
+		n, err := step(bctx, batch)
 		cancel()
 		if total += n; err != nil || n < batch {
 			return total, err

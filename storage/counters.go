@@ -410,7 +410,7 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 		// Pending labels before the settled ones: a pass settling the
 		// counter's rows holds them, then writes its labels (see
 		// labels_settle.go), so this waits for it and then removes those too.
-		for _, q := range []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?"} {
+		for _, q := range []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?", "DELETE FROM counter_label_month WHERE name = ?"} {
 			if _, err = tx.ExecContext(ctx, q, name); err != nil {
 				return nil, err
 			}

@@ -13,7 +13,7 @@ var _ history.Purger = (*HistoryStore)(nil)
 
 // PurgeHistory implements history.Purger: first the label counts of the
 // days before before (migrations/012 and 013: pending rows, label slots,
-// settled rows), then counter_history's rows of
+// settled rows, label months), then counter_history's rows of
 // the days before before, then the rolled-up months (migrations/011) that
 // end by then, then the days before before of the month that holds it,
 // then the visitor sketches of those days, then
@@ -40,6 +40,8 @@ func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit
 		deleting("DELETE FROM counter_label_pending WHERE day < ? LIMIT ?", day),
 		deleting("UPDATE counter SET label_slot = NULL, label_day = NULL WHERE label_day < ? LIMIT ?", day),
 		deleting("DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
+		deleting("DELETE FROM counter_label_month WHERE month < ? ORDER BY month LIMIT ?", monthOf(before).Format(time.DateOnly)),
+		func(limit int) (int64, error) { return s.trimLabelMonths(ctx, before, limit) },
 		deleting("DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
 		deleting("DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
 		func(limit int) (int64, error) { return s.trimMonths(ctx, before, limit) },

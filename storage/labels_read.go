@@ -81,8 +81,9 @@ func (s *BreakdownStore) Counts(ctx context.Context, name, prefix, label string,
 
 // labelCounts sums a label's rows per value: a counter's are one range of
 // the primary key; a prefix's one range of the (label, day, name) key per
-// day, which carries the count. Then it adds the label's pending rows,
-// settled as a pass would settle them (labels_settle.go).
+// day, which carries the count. Then it adds the days in range of the
+// label's month rows (labels_rollup.go), and its pending rows, settled as
+// a pass would settle them (labels_settle.go).
 func (s *BreakdownStore) labelCounts(ctx context.Context, tx *sql.Tx, name, prefix, label string, from, to time.Time) (map[string]*big.Int, error) {
 	var rows *sql.Rows
 	var err error
@@ -99,6 +100,9 @@ func (s *BreakdownStore) labelCounts(ctx context.Context, tx *sql.Tx, name, pref
 	}
 	sums, err := scanSums(rows)
 	if err != nil {
+		return nil, err
+	}
+	if err := addLabelMonths(ctx, tx, sums, name, prefix, label, from, to); err != nil {
 		return nil, err
 	}
 	cond, args := "name = ?", []any{name}

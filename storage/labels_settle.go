@@ -89,10 +89,7 @@ func heldValues(ctx context.Context, q *sql.Tx, rows []pendingRow, only string) 
 			return nil, err
 		}
 	}
-	const per = 3 * 500 // arguments a statement
-	for len(args) > 0 {
-		part := args[:min(per, len(args))]
-		args = args[len(part):]
+	for part := range chunks(args, 3*500) {
 		rs, err := q.QueryContext(ctx, "SELECT name, label, day, value FROM counter_label WHERE (name, label, day) IN ("+
 			placeholders("(?, ?, ?)", ", ", len(part)/3)+") AND value <> '"+counters.LabelOther+"'", part...)
 		if err != nil {
@@ -207,41 +204,38 @@ func (s *BreakdownStore) Settle(ctx context.Context, limit int) (int, error) {
 func (s *BreakdownStore) moveIdleSlots(ctx context.Context, limit int) (int, error) {
 	var n int
 	err := retry(ctx, "storage.Settle", func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		rs, err := tx.QueryContext(ctx, "SELECT name FROM counter FORCE INDEX (counter_label_slot_day) WHERE label_day IS NOT NULL AND (label_day < UTC_DATE() OR updated_at < UTC_TIMESTAMP(6) - INTERVAL "+
-			strconv.Itoa(int(slotIdle/time.Second))+" SECOND) LIMIT "+strconv.Itoa(limit)+" FOR UPDATE SKIP LOCKED")
-		if err != nil {
-			return err
-		}
-		var names []any
-		for rs.Next() {
-			var name []byte
-			if err := rs.Scan(&name); err != nil {
-				rs.Close()
+		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+			rs, err := tx.QueryContext(ctx, "SELECT name FROM counter FORCE INDEX (counter_label_slot_day) WHERE label_day IS NOT NULL AND (label_day < UTC_DATE() OR updated_at < UTC_TIMESTAMP(6) - INTERVAL "+
+				strconv.Itoa(int(slotIdle/time.Second))+" SECOND) LIMIT "+strconv.Itoa(limit)+" FOR UPDATE SKIP LOCKED")
+			if err != nil {
 				return err
 			}
-			names = append(names, name)
-		}
-		if err := rs.Close(); err != nil || len(names) == 0 {
-			n = 0
-			return err
-		}
-		in := placeholders("?", ", ", len(names))
-		for _, q := range []string{
-			"INSERT INTO counter_label_pending (name, at, day, adds) SELECT name, updated_at, label_day, label_slot FROM counter WHERE name IN (" + in +
-				") AND label_slot IS NOT NULL ON DUPLICATE KEY UPDATE adds = CONCAT(adds, VALUES(adds))",
-			"UPDATE counter SET label_slot = NULL, label_day = NULL WHERE name IN (" + in + ")",
-		} {
-			if _, err := tx.ExecContext(ctx, q, names...); err != nil {
+			var names []any
+			for rs.Next() {
+				var name []byte
+				if err := rs.Scan(&name); err != nil {
+					rs.Close()
+					return err
+				}
+				names = append(names, name)
+			}
+			if err := rs.Close(); err != nil || len(names) == 0 {
+				n = 0
 				return err
 			}
-		}
-		n = len(names)
-		return tx.Commit()
+			in := placeholders("?", ", ", len(names))
+			for _, q := range []string{
+				"INSERT INTO counter_label_pending (name, at, day, adds) SELECT name, updated_at, label_day, label_slot FROM counter WHERE name IN (" + in +
+					") AND label_slot IS NOT NULL ON DUPLICATE KEY UPDATE adds = CONCAT(adds, VALUES(adds))",
+				"UPDATE counter SET label_slot = NULL, label_day = NULL WHERE name IN (" + in + ")",
+			} {
+				if _, err := tx.ExecContext(ctx, q, names...); err != nil {
+					return err
+				}
+			}
+			n = len(names)
+			return nil
+		})
 	})
 	return n, err
 }
@@ -251,69 +245,61 @@ func (s *BreakdownStore) settle(ctx context.Context, limit int) (int, error) {
 	const op = "storage.Settle"
 	var n int
 	err := retry(ctx, op, func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		rows, err := readPending(ctx, tx, "", nil, " LIMIT "+strconv.Itoa(limit)+" FOR UPDATE")
-		if err != nil || len(rows) == 0 {
-			n = 0
-			return err
-		}
-		held, err := heldValues(ctx, tx, rows, "")
-		if err != nil {
-			return err
-		}
-		type key struct {
-			labelDay
-			value string
-		}
-		var order []key
-		sums := map[key][]int64{} // more than one where a sum passes int64
-		err = settle(rows, held, s.bound(), "", func(g labelDay, value string, by int64) {
-			k := key{g, value}
-			got, ok := sums[k]
-			if !ok {
-				order = append(order, k)
-			} else if sum, fits := counters.Add(got[len(got)-1], by); fits {
-				got[len(got)-1] = sum
-				return
+		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+			rows, err := readPending(ctx, tx, "", nil, " LIMIT "+strconv.Itoa(limit)+" FOR UPDATE")
+			if err != nil || len(rows) == 0 {
+				n = 0
+				return err
 			}
-			sums[k] = append(got, by)
+			held, err := heldValues(ctx, tx, rows, "")
+			if err != nil {
+				return err
+			}
+			type key struct {
+				labelDay
+				value string
+			}
+			var order []key
+			sums := map[key][]int64{} // more than one where a sum passes int64
+			err = settle(rows, held, s.bound(), "", func(g labelDay, value string, by int64) {
+				k := key{g, value}
+				got, ok := sums[k]
+				if !ok {
+					order = append(order, k)
+				} else if sum, fits := counters.Add(got[len(got)-1], by); fits {
+					got[len(got)-1] = sum
+					return
+				}
+				sums[k] = append(got, by)
+			})
+			if err != nil {
+				return err
+			}
+			var adds []any
+			for _, k := range order {
+				for _, by := range sums[k] {
+					adds = append(adds, k.name, k.label, k.day.Format(time.DateOnly), k.value, by)
+				}
+			}
+			for part := range chunks(adds, 5*500) {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO counter_label (name, label, day, value, count) VALUES "+
+					placeholders("(?, ?, ?, ?, ?)", ", ", len(part)/5)+" ON DUPLICATE KEY UPDATE count = count + VALUES(count)", part...); err != nil {
+					return err
+				}
+			}
+			keys := make([]any, 0, 3*len(rows))
+			for _, r := range rows {
+				keys = append(keys, r.name, r.at, r.day.Format(time.DateOnly))
+			}
+			for part := range chunks(keys, 3*500) {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM counter_label_pending WHERE (name, at, day) IN ("+
+					placeholders("(?, ?, ?)", ", ", len(part)/3)+")", part...); err != nil {
+					return err
+				}
+			}
+			n = len(rows)
+			return nil
 		})
-		if err != nil {
-			return err
-		}
-		var adds []any
-		for _, k := range order {
-			for _, by := range sums[k] {
-				adds = append(adds, k.name, k.label, k.day.Format(time.DateOnly), k.value, by)
-			}
-		}
-		const per = 5 * 500
-		for len(adds) > 0 {
-			part := adds[:min(per, len(adds))]
-			adds = adds[len(part):]
-			if _, err := tx.ExecContext(ctx, "INSERT INTO counter_label (name, label, day, value, count) VALUES "+
-				placeholders("(?, ?, ?, ?, ?)", ", ", len(part)/5)+" ON DUPLICATE KEY UPDATE count = count + VALUES(count)", part...); err != nil {
-				return err
-			}
-		}
-		keys := make([]any, 0, 3*len(rows))
-		for _, r := range rows {
-			keys = append(keys, r.name, r.at, r.day.Format(time.DateOnly))
-		}
-		for len(keys) > 0 {
-			part := keys[:min(3*500, len(keys))]
-			keys = keys[len(part):]
-			if _, err := tx.ExecContext(ctx, "DELETE FROM counter_label_pending WHERE (name, at, day) IN ("+
-				placeholders("(?, ?, ?)", ", ", len(part)/3)+")", part...); err != nil {
-				return err
-			}
-		}
-		n = len(rows)
-		return tx.Commit()
 	})
 	return n, mapError(op, err, true)
 }

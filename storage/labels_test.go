@@ -331,11 +331,11 @@ func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
 }
 
 // DELETE removes a counter's labels with it, and retention removes the
-// label days before its horizon, whether the labels are settled yet or
-// still pending.
+// label days before its horizon, whether the labels are still pending,
+// settled, or rolled up into months.
 func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
-	for _, settled := range []bool{false, true} {
-		t.Run(fmt.Sprintf("settled %v", settled), func(t *testing.T) {
+	for _, state := range []string{"pending", "settled", "rolled up"} {
+		t.Run(state, func(t *testing.T) {
 			s, db := mustOpenStore(t)
 			s = labelledStore(t, s, 0)
 			ctx := context.Background()
@@ -345,17 +345,28 @@ func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if settled {
+			day, _ := history.QuarterOf(at)
+			if state != "pending" {
 				settleAll(t, s)
+			}
+			if state == "rolled up" {
+				if _, err := storage.BreakdownsOf(s).RollupLabels(ctx, day, 100); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := s.Delete(ctx, "gone"); err != nil {
 				t.Fatal(err)
 			}
-			day, _ := history.QuarterOf(at)
+			var left int
+			if err := db.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM counter_label WHERE name = 'gone') + (SELECT COUNT(*) FROM counter_label_pending WHERE name = 'gone')"+
+				" + (SELECT COUNT(*) FROM counter_label_month WHERE name = 'gone')").Scan(&left); err != nil || left != 0 {
+				t.Fatalf("%d label rows of a deleted counter (%v)", left, err)
+			}
 			if _, err := storage.HistoryOf(s).PurgeHistory(ctx, day, 1000); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.QueryContext(ctx, "SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label UNION ALL SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label_pending")
+			rows, err := db.QueryContext(ctx, "SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label UNION ALL SELECT name, DATE_FORMAT(day, '%Y-%m-%d') FROM counter_label_pending"+
+				" UNION ALL SELECT name, CONCAT('month ', month) FROM counter_label_month")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -539,4 +550,97 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Label days rolled up into month rows answer every range as their daily
+// rows did, across a month's turn, for a counter and a prefix; retention
+// then trims the days before its horizon from the month that holds it.
+func TestRolledUpLabelsAnswerAsDailyRows(t *testing.T) {
+	s, db := mustOpenStore(t)
+	s = labelledStore(t, s, 3)
+	ctx := context.Background()
+	day := func(s string) time.Time { return mustParseDay(t, s) }
+	days := []string{"2025-03-30", "2025-03-31", "2025-04-01", "2025-04-02", "2025-04-16", "2025-04-17"}
+	for i, d := range days {
+		for j, name := range []string{"rl/a", "rl/b"} {
+			var parts []counters.Part
+			for k := range 4 {
+				parts = append(parts, counters.Part{At: day(d).Add(time.Hour), By: int64(i + j + k + 1), Labels: counters.Labels{"ref": fmt.Sprintf("site%d", (i+k)%5)}})
+			}
+			var by int64
+			for _, p := range parts {
+				by += p.By
+			}
+			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: by, Parts: parts}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	settleAll(t, s)
+	ranges := [][2]string{{"2025-03-30", "2025-04-18"}, {"2025-03-31", "2025-04-02"}, {"2025-04-01", "2025-04-17"}, {"2025-04-02", "2025-04-03"}, {"2025-04-17", "2025-04-18"}}
+	read := func() map[string]map[string]int64 {
+		out := map[string]map[string]int64{}
+		for _, r := range ranges {
+			for _, q := range [][2]string{{"rl/a", ""}, {"", "rl/"}} {
+				c, err := storage.BreakdownsOf(s).Counts(ctx, q[0], q[1], "ref", day(r[0]), day(r[1]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]int64{"total": c.Total.Int64()}
+				for v, n := range c.Values {
+					got[v] = n.Int64()
+				}
+				out[r[0]+" "+r[1]+" "+q[0]+q[1]] = got
+			}
+		}
+		return out
+	}
+	before := read()
+	for {
+		n, err := storage.BreakdownsOf(s).RollupLabels(ctx, day("2025-04-17"), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	var daily, months int
+	if err := db.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM counter_label WHERE day < '2025-04-17'), (SELECT COUNT(*) FROM counter_label_month)").Scan(&daily, &months); err != nil {
+		t.Fatal(err)
+	}
+	if daily != 0 || months == 0 {
+		t.Fatalf("%d daily rows before 17 April and %d month rows after the roll-up; want none and some", daily, months)
+	}
+	after := read()
+	for k, want := range before {
+		if !maps.Equal(after[k], want) {
+			t.Errorf("%s: %v rolled up, %v daily", k, after[k], want)
+		}
+	}
+	if _, err := storage.HistoryOf(s).PurgeHistory(ctx, day("2025-04-02"), 1000); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label_month WHERE month < '2025-04-01' OR first_day < 1").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d month rows hold days before the horizon", left)
+	}
+	kept := read()
+	for _, k := range []string{"2025-04-02 2025-04-03 rl/a", "2025-04-17 2025-04-18 rl/", "2025-04-02 2025-04-03 rl/"} {
+		if !maps.Equal(kept[k], before[k]) {
+			t.Errorf("%s after retention: %v, want %v", k, kept[k], before[k])
+		}
+	}
+}
+
+func mustParseDay(t *testing.T, s string) time.Time {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -60,7 +60,7 @@ func buildBreakdowns(b *builder) (app.Capability, error) {
 		return nil, nil
 	}
 	store := storage.BreakdownsOf(b.s.Store)
-	settling := &breakdowns.Settling{Store: store, Log: b.log}
+	settling := &breakdowns.Settling{Store: store, Now: b.now, Log: b.log}
 	b.job("breakdowns settling", func(ctx context.Context) { settling.Run(ctx, settleEvery) })
 	return app.Breakdowns(breakdowns.NewService(store, b.now)), nil
 }

@@ -34,3 +34,21 @@ ALTER TABLE counter
   ADD COLUMN IF NOT EXISTS label_day  DATE NULL,
   ADD COLUMN IF NOT EXISTS label_slot BLOB NULL;
 CREATE INDEX IF NOT EXISTS counter_label_slot_day ON counter (label_day);
+
+-- Label months (see storage/labels_rollup.go): once no write lands in its
+-- days any more, a counter's label value keeps one row per UTC month with
+-- its days packed, so that a month's breakdown of a prefix reads a row per
+-- value, not thirty. first_day is the index in the month of the first day
+-- packed: retention trims the rows that hold days before its horizon.
+-- The second key serves a prefix: per month and label, the names under
+-- the prefix are one range of it.
+CREATE TABLE IF NOT EXISTS counter_label_month (
+  name      VARBINARY(255)   NOT NULL,
+  label     VARBINARY(32)    NOT NULL,
+  month     DATE             NOT NULL,
+  value     VARBINARY(128)   NOT NULL,
+  first_day TINYINT UNSIGNED NOT NULL,
+  days      BLOB             NOT NULL,
+  PRIMARY KEY (name, label, month, value),
+  KEY counter_label_month_month (month, label, name)
+) ENGINE=InnoDB;
