@@ -114,7 +114,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 	row += ")"
 	head, update := upsertManyHead(slot), upsertManyUpdate(slot)
 	if labels != nil {
-		head, update = s.withLabelSlot(head, update)
+		head, update = withLabelSlot(head, update)
 	}
 	q.WriteString(head)
 	q.WriteString(placeholders(row, ", ", len(sorted)))
@@ -126,6 +126,9 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 		if labels != nil {
 			args = append(args, labels[i].day, labels[i].adds)
 		}
+	}
+	if labels != nil {
+		args = append(args, s.labelSlot())
 	}
 	q.WriteString(update)
 	q.WriteString(newerThanStored("@counters_now"))
@@ -141,8 +144,8 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels) (map[string]int64, error) {
 	var rows *sql.Rows
 	var err error
-	if labels == nil && paddedSize(len(sorted)) > 0 {
-		rows, err = s.upserts.query(ctx, sorted, now, slot)
+	if paddedSize(len(sorted)) > 0 {
+		rows, err = s.upserts.query(ctx, sorted, now, slot, labels, s.labelSlot())
 	} else {
 		q, args := s.upsertMany("", sorted, now, slot, labels)
 		q.WriteString("\nRETURNING name, value")

@@ -20,16 +20,23 @@ var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 
 // upsertReturningSQL is the multi-counter upsert of rows rows, each
 // (name, by, now, now), or with slot (name, by, now, now, quarter, by),
-// with the bounds check of incrementSQL.
-func upsertReturningSQL(rows int, slot bool) string {
+// with the bounds check of incrementSQL; with labels (slot too) each row
+// also has its label day and adds, and the label slot's size follows the
+// rows (withLabelSlot).
+func upsertReturningSQL(rows int, slot, labels bool) string {
 	var q strings.Builder
-	q.WriteString(upsertManyHead(slot))
+	head, update := upsertManyHead(slot), upsertManyUpdate(slot)
 	row := "(?, ?, ?, ?)"
 	if slot {
 		row = "(?, ?, ?, ?, ?, ?)"
 	}
+	if labels {
+		head, update = withLabelSlot(head, update)
+		row = "(?, ?, ?, ?, ?, ?, ?, ?)"
+	}
+	q.WriteString(head)
 	q.WriteString(placeholders(row, ", ", rows))
-	q.WriteString(upsertManyUpdate(slot))
+	q.WriteString(update)
 	q.WriteString(newerThanStored("VALUES(updated_at)"))
 	q.WriteString("\nRETURNING name, value")
 	return q.String()
@@ -70,10 +77,10 @@ type preparedUpserts struct {
 }
 
 // upsertShape tells the prepared upserts apart: their row count, and
-// whether they add to the slot.
+// whether they add to the slot and to the label slot.
 type upsertShape struct {
-	rows int
-	slot bool
+	rows         int
+	slot, labels bool
 }
 
 func newPreparedUpserts(db *sql.DB) *preparedUpserts {
@@ -101,7 +108,7 @@ func (p *preparedUpserts) stmt(ctx context.Context, shape upsertShape) (*sql.Stm
 	if st := p.bySize[shape]; st != nil {
 		return st, nil
 	}
-	st, err := p.db.PrepareContext(ctx, upsertReturningSQL(shape.rows, shape.slot))
+	st, err := p.db.PrepareContext(ctx, upsertReturningSQL(shape.rows, shape.slot, shape.labels))
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +118,14 @@ func (p *preparedUpserts) stmt(ctx context.Context, shape upsertShape) (*sql.Stm
 
 // query runs the upsert of sorted (name order, distinct names, at most the
 // largest size), with slot adding the steps to the slots of the quarter of
-// now. The padding rows repeat the last counter with a step of 0: they
-// change nothing, pass its bounds whenever its own row did, leave its slot
-// alone, and read back the value its own row left.
-func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool) (*sql.Rows, error) {
-	size := paddedSize(len(sorted))
-	st, err := p.stmt(ctx, upsertShape{size, slot})
+// now, and with labels (one per row, slot too) their labels to label
+// slots of size bytes. The padding rows repeat the last counter with a
+// step of 0 and no labels: they change nothing, pass its bounds whenever
+// its own row did, leave its slots alone, and read back the value its own
+// row left.
+func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels, size int) (*sql.Rows, error) {
+	rows := paddedSize(len(sorted))
+	st, err := p.stmt(ctx, upsertShape{rows, slot, labels != nil})
 	if err != nil {
 		return nil, err
 	}
@@ -124,22 +133,35 @@ func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment
 	if slot {
 		perRow = 6
 	}
-	args := make([]any, 0, perRow*size)
+	if labels != nil {
+		perRow = 8
+	}
+	args := make([]any, 0, perRow*rows+1)
 	at := any(now) // boxed once, not twice a row
 	quarter := any(quarterNumber(now))
 	zero := any(int64(0))
-	add := func(name string, by any) {
+	add := func(name string, by any, l slotLabels) {
 		args = append(args, name, by, at, at)
 		if slot {
 			args = append(args, quarter, by)
 		}
+		if labels != nil {
+			args = append(args, l.day, l.adds)
+		}
 	}
-	for _, d := range sorted {
-		add(d.Name, d.By)
+	for i, d := range sorted {
+		var l slotLabels
+		if labels != nil {
+			l = labels[i]
+		}
+		add(d.Name, d.By, l)
 	}
 	last := sorted[len(sorted)-1].Name
-	for range size - len(sorted) {
-		add(last, zero)
+	for range rows - len(sorted) {
+		add(last, zero, slotLabels{})
+	}
+	if labels != nil {
+		args = append(args, size)
 	}
 	return st.QueryContext(ctx, args...)
 }
