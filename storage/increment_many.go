@@ -112,11 +112,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 		row += ", ?, ?"
 	}
 	row += ")"
-	head, update := upsertManyHead(slot), upsertManyUpdate(slot)
-	if labels != nil {
-		head, update = withLabelSlot(head, update)
-	}
-	q.WriteString(head)
+	q.WriteString(upsertManyHead(slot, labels != nil))
 	q.WriteString(placeholders(row, ", ", len(sorted)))
 	for i, d := range sorted {
 		args = append(args, d.Name, d.By)
@@ -130,7 +126,7 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 	if labels != nil {
 		args = append(args, s.labelSlot())
 	}
-	q.WriteString(update)
+	q.WriteString(upsertManyUpdate(slot, labels != nil))
 	q.WriteString(newerThanStored("@counters_now"))
 	return q, args
 }

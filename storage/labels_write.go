@@ -109,25 +109,22 @@ func (s *CounterStore) labelSlot() int {
 	return s.LabelSlot
 }
 
-// withLabelSlot adds the label slot to a slot upsert's head and update
-// clause (upsertManyHead, upsertManyUpdate): each row then takes two more
+// The label slot's part of a slot upsert (upsertManyHead,
+// upsertManyUpdate), as history_write.go's slotColumns, slotFree and
+// slotUpdate are the history slot's: each row then takes two more
 // arguments (slotLabels), and the statement one after its rows, the
 // slot's size. The slot takes a row's adds when it is empty, or holds
 // their day and has room for them; else the value's assignment refuses
 // the step (NULL into NOT NULL), and the round goes the transactional
 // way, which moves the slot out first. A row without labels
 // (VALUES(label_slot) NULL), padding included, leaves it alone.
-func withLabelSlot(head, update string) (string, string) {
-	head = strings.Replace(head, ") VALUES ", ", label_day, label_slot) VALUES ", 1)
-	free := ` AND (VALUES(label_slot) IS NULL OR label_slot IS NULL OR
-		           (label_day = VALUES(label_day) AND LENGTH(label_slot) + LENGTH(VALUES(label_slot)) <= ?)),`
-	update = strings.Replace(update, ",\n\t\t           value + VALUES(value), NULL),", free+"\n\t\t           value + VALUES(value), NULL),", 1)
-	update = strings.Replace(update, "\n\t\tupdated_at = ", `
+const (
+	labelSlotColumns = ", label_day, label_slot"
+	labelSlotFree    = "(VALUES(label_slot) IS NULL OR label_slot IS NULL OR (label_day = VALUES(label_day) AND LENGTH(label_slot) + LENGTH(VALUES(label_slot)) <= ?))"
+	labelSlotUpdate  = `
 		label_slot = IF(VALUES(label_slot) IS NULL, label_slot, CONCAT(COALESCE(label_slot, ''), VALUES(label_slot))),
-		label_day = IF(VALUES(label_slot) IS NULL, label_day, VALUES(label_day)),
-		updated_at = `, 1)
-	return head, update
-}
+		label_day = IF(VALUES(label_slot) IS NULL, label_day, VALUES(label_day)),`
+)
 
 // labelAdd is one value's share of a counter's steps on one UTC day.
 type labelAdd struct {

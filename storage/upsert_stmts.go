@@ -22,41 +22,48 @@ var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 // (name, by, now, now), or with slot (name, by, now, now, quarter, by),
 // with the bounds check of incrementSQL; with labels (slot too) each row
 // also has its label day and adds, and the label slot's size follows the
-// rows (withLabelSlot).
+// rows (see labelSlotFree).
 func upsertReturningSQL(rows int, slot, labels bool) string {
 	var q strings.Builder
-	head, update := upsertManyHead(slot), upsertManyUpdate(slot)
 	row := "(?, ?, ?, ?)"
 	if slot {
 		row = "(?, ?, ?, ?, ?, ?)"
 	}
 	if labels {
-		head, update = withLabelSlot(head, update)
 		row = "(?, ?, ?, ?, ?, ?, ?, ?)"
 	}
-	q.WriteString(head)
+	q.WriteString(upsertManyHead(slot, labels))
 	q.WriteString(placeholders(row, ", ", rows))
-	q.WriteString(update)
+	q.WriteString(upsertManyUpdate(slot, labels))
 	q.WriteString(newerThanStored("VALUES(updated_at)"))
 	q.WriteString("\nRETURNING name, value")
 	return q.String()
 }
 
-// upsertManyHead begins the multi-counter upserts, up to their rows.
-func upsertManyHead(slot bool) string {
+// upsertManyHead begins the multi-counter upserts, up to their rows; with
+// labels (slot too) it names the label slot's columns.
+func upsertManyHead(slot, labels bool) string {
+	cols := ""
 	if slot {
-		return "INSERT INTO counter (name, value, created_at, updated_at" + slotColumns + ") VALUES "
+		cols = slotColumns
 	}
-	return "INSERT INTO counter (name, value, created_at, updated_at) VALUES "
+	if labels {
+		cols += labelSlotColumns
+	}
+	return "INSERT INTO counter (name, value, created_at, updated_at" + cols + ") VALUES "
 }
 
 // upsertManyUpdate is the update clause of the multi-counter upserts, with
-// the bounds check of incrementSQL and with slot the slot's (see
-// history_write.go); the new updated_at follows it.
-func upsertManyUpdate(slot bool) string {
+// the bounds check of incrementSQL, with slot the slot's (see
+// history_write.go) and with labels the label slot's (labels_write.go);
+// the new updated_at follows it.
+func upsertManyUpdate(slot, labels bool) string {
 	free, update := "", ""
 	if slot {
 		free, update = " AND "+slotFree, slotUpdate
+	}
+	if labels {
+		free, update = free+" AND "+labelSlotFree, update+labelSlotUpdate
 	}
 	return ` ON DUPLICATE KEY UPDATE
 		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value)` + free + `,
