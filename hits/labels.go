@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/medama-io/go-useragent/agents"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/foundation/memo"
 	"github.com/countersvc/countersvc/visitors"
 )
 
@@ -70,16 +70,14 @@ type Countries interface {
 // labeller keeps what it found per agent (by the agent's hash, as Bots
 // does) and hands out one map per distinct set of labels, shared and
 // never written, rather than a map a hit for the garbage collector. Both
-// are bounded (labelsKept), emptied when full.
+// are memo.Maps of labelsKept entries.
 type Labeller struct {
 	countries Countries // nil: every country is Unknown
 	bots      *visitors.Bots
 	agents    *useragent.Parser
 	seed      maphash.Seed
-
-	mu     sync.RWMutex
-	agent  map[uint64]agentLabels
-	shared map[labelSet]counters.Labels
+	agent     *memo.Map[uint64, agentLabels]
+	shared    *memo.Map[labelSet, counters.Labels]
 }
 
 // labelsKept bounds the labeller's memories: the agents and the sets of
@@ -104,7 +102,7 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 		bots = visitors.NewBots()
 	}
 	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser(), seed: maphash.MakeSeed(),
-		agent: map[uint64]agentLabels{}, shared: map[labelSet]counters.Labels{}}
+		agent: memo.New[uint64, agentLabels](labelsKept), shared: memo.New[labelSet, counters.Labels](labelsKept)}
 }
 
 // Labels returns the labels of a counted hit of v: always referrer,
@@ -123,26 +121,18 @@ func (l *Labeller) Labels(v Visit) counters.Labels {
 		medium:      campaignValue(v.Campaign.Medium),
 		campaign:    campaignValue(v.Campaign.Campaign),
 	}
-	l.mu.RLock()
-	labels, ok := l.shared[set]
-	l.mu.RUnlock()
-	if ok {
+	if labels, ok := l.shared.Get(set); ok {
 		return labels
 	}
 	// The set's strings may be v's memory: the kept ones are copies.
 	set.referrer = strings.Clone(set.referrer)
 	set.source, set.medium, set.campaign = strings.Clone(set.source), strings.Clone(set.medium), strings.Clone(set.campaign)
-	labels = counters.Labels{LabelReferrer: set.referrer, LabelCountry: set.country,
+	labels := counters.Labels{LabelReferrer: set.referrer, LabelCountry: set.country,
 		LabelBrowser: set.browser, LabelOS: set.os, LabelDevice: set.device}
 	campaign(labels, LabelSource, set.source)
 	campaign(labels, LabelMedium, set.medium)
 	campaign(labels, LabelCampaign, set.campaign)
-	l.mu.Lock()
-	if len(l.shared) >= labelsKept {
-		clear(l.shared)
-	}
-	l.shared[set] = labels
-	l.mu.Unlock()
+	l.shared.Put(set, labels)
 	return labels
 }
 
@@ -216,10 +206,7 @@ func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }
 // agentOf is the browser, os and device labels of userAgent.
 func (l *Labeller) agentOf(userAgent string) agentLabels {
 	h := maphash.String(l.seed, userAgent)
-	l.mu.RLock()
-	a, ok := l.agent[h]
-	l.mu.RUnlock()
-	if ok {
+	if a, ok := l.agent.Get(h); ok {
 		return a
 	}
 	ua := l.agents.Parse(userAgent)
@@ -233,13 +220,8 @@ func (l *Labeller) agentOf(userAgent string) agentLabels {
 	default:
 		device = strings.ToLower(string(ua.Device()))
 	}
-	a = agentLabels{browser: orUnknown(string(ua.Browser())), os: orUnknown(osName(ua.OS())), device: orUnknown(device)}
-	l.mu.Lock()
-	if len(l.agent) >= labelsKept {
-		clear(l.agent)
-	}
-	l.agent[h] = a
-	l.mu.Unlock()
+	a := agentLabels{browser: orUnknown(string(ua.Browser())), os: orUnknown(osName(ua.OS())), device: orUnknown(device)}
+	l.agent.Put(h, a)
 	return a
 }
 

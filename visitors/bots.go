@@ -2,9 +2,10 @@ package visitors
 
 import (
 	"hash/maphash"
-	"sync"
 
 	"github.com/x-way/crawlerdetect"
+
+	"github.com/countersvc/countersvc/internal/foundation/memo"
 )
 
 // Bots tells known crawlers by their User-Agent, from crawlerdetect's
@@ -15,17 +16,15 @@ import (
 // keyed by a hash under a process-random seed, so it holds no User-Agent,
 // and is bounded: when full it starts over.
 type Bots struct {
-	seed maphash.Seed
-
-	mu    sync.RWMutex
-	known map[uint64]bool
+	seed  maphash.Seed
+	known *memo.Map[uint64, bool]
 }
 
 // botsKept bounds the cache: 64k entries of 9 bytes and map overhead.
 const botsKept = 1 << 16
 
 // NewBots returns the crawler test.
-func NewBots() *Bots { return &Bots{seed: maphash.MakeSeed(), known: map[uint64]bool{}} }
+func NewBots() *Bots { return &Bots{seed: maphash.MakeSeed(), known: memo.New[uint64, bool](botsKept)} }
 
 // Is reports whether userAgent is a known crawler's, or missing: browsers
 // always send one, scripts often do not.
@@ -34,18 +33,10 @@ func (b *Bots) Is(userAgent string) bool {
 		return true
 	}
 	h := maphash.String(b.seed, userAgent)
-	b.mu.RLock()
-	bot, ok := b.known[h]
-	b.mu.RUnlock()
-	if ok {
+	if bot, ok := b.known.Get(h); ok {
 		return bot
 	}
-	bot = crawlerdetect.IsCrawler(userAgent)
-	b.mu.Lock()
-	if len(b.known) >= botsKept {
-		clear(b.known)
-	}
-	b.known[h] = bot
-	b.mu.Unlock()
+	bot := crawlerdetect.IsCrawler(userAgent)
+	b.known.Put(h, bot)
 	return bot
 }
