@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/countersvc/countersvc/breakdowns"
-	"github.com/countersvc/countersvc/history"
 	"github.com/countersvc/countersvc/storage"
 )
 
@@ -123,10 +122,9 @@ func (b *bench) rollupBreakdowns() error {
 		return err
 	}
 	defer db.Close()
-	roll := &history.Rollup{Store: storage.NewHistoryStore(db), Now: time.Now, Batch: 2000, Share: 1, Pause: time.Millisecond, Timeout: time.Minute}
-	n, err := roll.Pass(ctx)
+	n, err := rollUpHistory(ctx, db)
 	if err != nil {
-		return fmt.Errorf("rolling up: %w", err)
+		return err
 	}
 	logf("rolled up %d days", n)
 	return nil
