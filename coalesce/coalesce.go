@@ -28,9 +28,12 @@ type Options struct {
 	// database answers (batch.Options.Adaptive). Default DefaultMaxInFlight.
 	MaxInFlight int
 	// MaxPerCounter bounds how many of those touch one counter at once.
-	// Default 2: InnoDB releases the row lock before the commit's log flush,
-	// so a second statement can take the lock while the first one's flush
-	// is under way, and both flushes share one group commit.
+	// Default: as many as may run at all, which the queue finds by
+	// measuring. InnoDB releases a row's lock before the commit's log
+	// flush, so the next statement on a busy counter can run while earlier
+	// ones wait for theirs, and their flushes share group commits: how many
+	// pay off depends on how long a flush takes against a statement, which
+	// differs from one machine to the next as much as the rest does.
 	MaxPerCounter int
 	// Registerer, when set, gets the coalescer's metrics (see metrics.go).
 	Registerer prometheus.Registerer
@@ -94,9 +97,8 @@ type coalescer struct {
 	q       *batch.Queue[step, int64]
 
 	// busy counts the in-flight statements per counter, at most
-	// MaxPerCounter: more would only queue on the row lock, while their
-	// increments could have joined a later, larger round. Guarded by the
-	// queue's lock (see batch.Options).
+	// MaxPerCounter or the queue's limit. Guarded by the queue's lock (see
+	// batch.Options).
 	busy map[string]int
 }
 
@@ -117,9 +119,6 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultMaxInFlight
-	}
-	if o.MaxPerCounter <= 0 {
-		o.MaxPerCounter = 2
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -167,12 +166,16 @@ func (c *coalescer) chooser() func(step) batch.Verdict {
 	n := 0
 	sign := map[string]int{}
 	closed := map[string]bool{}
+	perCounter := c.opts.MaxPerCounter
+	if perCounter <= 0 {
+		perCounter = c.q.Limit()
+	}
 	return func(w step) batch.Verdict {
 		if n >= c.opts.MaxRound {
 			return batch.Stop
 		}
 		s := signOf(w.by)
-		if closed[w.name] || c.busy[w.name] >= c.opts.MaxPerCounter || (s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
+		if closed[w.name] || c.busy[w.name] >= perCounter || (s != 0 && sign[w.name] != 0 && s != sign[w.name]) {
 			closed[w.name] = true
 			return batch.Later
 		}

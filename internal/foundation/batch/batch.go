@@ -122,6 +122,9 @@ type Queue[T, R any] struct {
 	pending  []*Call[T, R]
 	inFlight int
 	climber  *climber // with Options.Adaptive
+	// limit mirrors what Limit answers, so that it can be read without
+	// mu, also by a chooser (which runs under it).
+	limit atomic.Int32
 	// stuck says that the last batch a caller tried to lead found nothing
 	// the chooser would take (say, every waiting call's counter is busy):
 	// until a batch ends, only a call the chooser takes leads another,
@@ -137,8 +140,10 @@ func New[T, R any](run func(batch []*Call[T, R], alone bool), o Options[T, R]) *
 	o.MaxInFlight = max(o.MaxInFlight, 1)
 	o.GrowAt = max(o.GrowAt, 1)
 	q := &Queue[T, R]{run: run, o: o, wake: make(chan struct{}, o.MaxInFlight)}
+	q.limit.Store(int32(o.MaxInFlight))
 	if o.Adaptive {
 		q.climber = newClimber(o.MaxInFlight)
+		q.limit.Store(int32(q.climber.limit))
 	}
 	return q
 }
@@ -217,6 +222,7 @@ func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
 	}
 	if q.climber != nil {
 		q.climber.ran(len(batch), time.Now())
+		q.limit.Store(int32(q.climber.limit))
 	}
 }
 
@@ -238,15 +244,8 @@ func (q *Queue[T, R]) heldBack() {
 }
 
 // Limit is how many batches may run at once now: MaxInFlight, or what
-// the queue has found with Adaptive.
-func (q *Queue[T, R]) Limit() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.climber != nil {
-		return q.climber.limit
-	}
-	return q.o.MaxInFlight
-}
+// the queue has found with Adaptive. A chooser may call it.
+func (q *Queue[T, R]) Limit() int { return int(q.limit.Load()) }
 
 // lead runs, on the goroutine of the caller whose call c took a place in
 // flight, the next batch (with c in it unless the chooser left it for
