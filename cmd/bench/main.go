@@ -53,6 +53,7 @@ var scenarios = []scenario{
 	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
 	{"live", "hot counter increments with 1,000 live-update streams on it against none, then 10,000 idle streams: RSS and goroutines", []string{"live"}, false, (*bench).live},
+	{"cost", "what a request costs at 64 connections (/healthz, the hot counter, 1,000 counters, page hits): CPU µs of the service (-pid), MariaDB (-pid-mysql) and Redis (-pid-redis), the goroutines the service woke and the statements it sent", nil, false, (*bench).cost},
 	{"cores", "the service (-pid) pinned to 1, 2, 4, ... and all cores (taskset): 1,000 counters, the hot counter and page hits at 64 connections at each", nil, false, (*bench).cores},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
@@ -82,6 +83,7 @@ type config struct {
 	dsn                                      string
 	serviceDSN                               string // the database of -url, which the history scenario seeds
 	pid                                      int
+	mysqlPID, redisPID                       int // of MariaDB and Redis, for the cost scenario; 0: not measured
 	importPID                                int // process id of -url-import
 	livePID                                  int // process id of -url-live
 	conns                                    []int
@@ -132,6 +134,8 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.StringVar(&c.dsn, "dsn", "", "MySQL DSN of a scratch database for the raw baselines; it is dropped and recreated, and so is <its name>_tickets")
 	fs.StringVar(&c.serviceDSN, "service-dsn", "", "MySQL DSN of -url's own database, where the history scenario seeds a year of history")
 	fs.IntVar(&c.pid, "pid", 0, "process id of -url, for its peak RSS")
+	fs.IntVar(&c.mysqlPID, "pid-mysql", 0, "process id of MariaDB, for the cost scenario (0: its figures are left out)")
+	fs.IntVar(&c.redisPID, "pid-redis", 0, "process id of Redis, for the cost scenario (0: its figures are left out)")
 	fs.IntVar(&c.importPID, "pid-import", 0, "process id of -url-import, for its peak RSS")
 	fs.IntVar(&c.livePID, "pid-live", 0, "process id of -url-live, for its RSS with idle streams")
 	conns := fs.String("conns", "1,16,64,256", "connection counts of the hot scenario")
@@ -229,7 +233,7 @@ func (c config) check() error {
 		if s.name == "live" && c.livePID <= 0 {
 			errs = append(errs, errors.New("-scenario live needs -pid-live"))
 		}
-		if (s.name == "rss" || s.name == "cores") && c.pid <= 0 {
+		if (s.name == "rss" || s.name == "cores" || s.name == "cost") && c.pid <= 0 {
 			errs = append(errs, fmt.Errorf("-scenario %s needs -pid", s.name))
 		}
 	}

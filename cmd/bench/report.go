@@ -64,6 +64,7 @@ type report struct {
 	imports    *importResult
 	live       *liveResult
 	cores      []coresRow
+	cost       []costRow
 	peakRSS    int64
 }
 
@@ -103,6 +104,7 @@ func (r *report) write(dir string) error {
 	}
 
 	b.WriteString(coresTable(r.cores))
+	b.WriteString(costTable(r.cost))
 
 	b.WriteString("## Summary against the targets\n\n| figure | measured | target | |\n|---|---:|---:|:---:|\n")
 	// A figure without a target is shown without a verdict.
@@ -286,6 +288,9 @@ func (r *report) httpBad() int64 {
 	}
 	for _, c := range r.cores {
 		loads = append(loads, c.uniform, c.hot, c.hits)
+	}
+	for _, c := range r.cost {
+		loads = append(loads, c.load)
 	}
 	var bad int64
 	for _, l := range loads {

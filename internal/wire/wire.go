@@ -80,7 +80,7 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 			s.Close()
 		}
 	}()
-	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.Registry.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := s.core(ctx, cfg, log); err != nil {
 		return nil, err
 	}
