@@ -18,10 +18,15 @@ import (
 // every command alone; on a big one, a second while Redis works on the
 // first, so that one Redis core is never left waiting on the service.
 //
-// A sender lingers a while after the queue empties, so that the next busy
-// spell does not start a new goroutine: under the bench's page hits most
-// pipelines began a spell, and each new sender grew its stack again for
-// go-redis (runtime.newstack, 2-4% of the service's CPU).
+// The request that finds room for a pipeline sends it on its own
+// goroutine (batch.Options.Inline), with whatever queued beside it: a
+// hand-over to a sender and back would cost each pipeline two more
+// goroutine wake-ups (cmd/bench -scenario cost counts them). The pipelines
+// that queue meanwhile go with a sender, which lingers a while after the
+// queue empties, so that the next busy spell does not start a new
+// goroutine: under the bench's page hits most pipelines began a spell, and
+// each new sender grew its stack again for go-redis (runtime.newstack, 2-4%
+// of the service's CPU).
 const (
 	maxSenders   = 4
 	maxPipeline  = 256
@@ -84,7 +89,7 @@ type queued struct {
 
 // newPipeline readies p's queue.
 func newPipeline(p pipeline) *pipeline {
-	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, Linger: senderLinger, Choose: chooser})
+	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, Inline: true, Linger: senderLinger, Choose: chooser})
 	return &p
 }
 
