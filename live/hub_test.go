@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,6 +152,59 @@ func TestLastEventIDDecidesWhetherTheCurrentValueIsSent(t *testing.T) {
 			quiet(t, s)
 		}
 		s.Close()
+	}
+}
+
+// lateRelay is a table whose first read of a counter by name comes after
+// the hub has offered that counter's state to the streams: a change
+// relayed late, between a stream's registration and its read.
+type lateRelay struct {
+	*table
+	hub     *live.Hub
+	relayed atomic.Bool
+}
+
+func (l *lateRelay) ReadLive(ctx context.Context, q live.Query) ([]live.Update, error) {
+	if len(q.Names) == 1 && q.Names[0] == "a" && l.relayed.CompareAndSwap(false, true) {
+		reads := l.count()
+		committed(l.hub, "a")
+		for l.count() == reads { // the hub reads "a" back (this method, again) and offers it
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return l.table.ReadLive(ctx, q)
+}
+
+func (t *table) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reads
+}
+
+// A client that resumes with the current version's id gets nothing, also
+// when the hub offered that version to its stream before the stream read
+// the counter (it did, under load, and the browser showed a value twice).
+func TestAResumedStreamIsNotSentAStateRelayedBeforeItsRead(t *testing.T) {
+	relay := &lateRelay{table: &table{rows: map[string]live.Update{}}}
+	relay.set("a", 2, 200)
+	h := live.New(live.Options{Reader: relay, CheckEvery: time.Hour})
+	relay.hub = h
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	s, err := h.Counter(context.Background(), live.Request{Name: "a", LastEventID: "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	quiet(t, s)
+	relay.set("a", 3, 300)
+	committed(h, "a")
+	if got := take(t, s); len(got) != 1 || got[0].Value != 3 {
+		t.Fatalf("after the resume the stream sent %+v, want value 3 alone", got)
 	}
 }
 

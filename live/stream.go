@@ -35,10 +35,19 @@ func (s *Stream) Ready() <-chan struct{} { return s.ready }
 // Done is closed when the stream must end: the process is stopping.
 func (s *Stream) Done() <-chan struct{} { return s.hub.done }
 
-// setFloor replaces the floor. The hub may be offering states meanwhile.
+// setFloor replaces the floor. The hub may be offering states meanwhile,
+// and may have offered some before it: those not above the floor go, as
+// if they had come after it (a change relayed late, which the client's
+// Last-Event-ID says it has had, must not be sent again). Nothing has been
+// sent yet when the floor is set.
 func (s *Stream) setFloor(floor int64) {
 	s.mu.Lock()
 	s.floor = floor
+	for name, u := range s.pending {
+		if !u.Deleted && u.Version <= floor {
+			delete(s.pending, name)
+		}
+	}
 	s.mu.Unlock()
 }
 
