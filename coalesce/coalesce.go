@@ -125,13 +125,20 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 	}
 	c := &coalescer{store: store, opts: o, busy: map[string]int{}}
 	c.metrics = newMetrics(o.Registerer, func() int { return c.q.Limit() })
-	c.q = batch.New(c.run, batch.Options[step, int64]{
-		MaxInFlight: o.MaxInFlight,
-		// How many rounds run at once follows the database: one or two
-		// large ones where MySQL shares the service's few cores, many
-		// where it has cores of its own, a network hop away. A fixed
-		// number tuned on one machine is wrong on the other.
-		Adaptive: true,
+	// How many rounds run at once follows the database: one or two large
+	// ones where MySQL shares the service's few cores, many where it has
+	// cores of its own, a network hop away. A fixed number tuned on one
+	// machine is wrong on the other.
+	c.q = c.queue(true)
+	return c
+}
+
+// queue is the coalescer's queue; adaptive makes MaxInFlight a ceiling
+// (tests fix the limit at it to see what a limit allows).
+func (c *coalescer) queue(adaptive bool) *batch.Queue[step, int64] {
+	return batch.New(c.run, batch.Options[step, int64]{
+		MaxInFlight: c.opts.MaxInFlight,
+		Adaptive:    adaptive,
 		// A request that starts a round runs it on its own goroutine:
 		// when idle, at once, as if there were no coalescer.
 		Inline: true,
@@ -139,7 +146,6 @@ func newCoalescer(store counters.Store, o Options) *coalescer {
 		Taken:  func(round []*waiter) { c.hold(round, 1) },
 		Done:   func(round []*waiter) { c.hold(round, -1) },
 	})
-	return c
 }
 
 // Increment applies by, with its labels, to name through the queue.
