@@ -21,9 +21,7 @@ func TestLabelledIncrementsCoalesceAndCountTheirLabels(t *testing.T) {
 	store.Labels = true
 	gated := newGated(store)
 	co := coalesce.New(gated, coalesce.Options{})
-	backend := counters.BackendOf(co)
-	backend.Labels = true
-	svc := counters.NewService(backend)
+	svc := counters.NewService(counters.BackendOf(co))
 	ctx := context.Background()
 
 	done := make(chan error, 1)

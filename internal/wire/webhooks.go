@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/cache"
 	"github.com/countersvc/countersvc/storage"
