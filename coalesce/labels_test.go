@@ -21,7 +21,9 @@ func TestLabelledIncrementsCoalesceAndCountTheirLabels(t *testing.T) {
 	store.Labels = true
 	gated := newGated(store)
 	co := coalesce.New(gated, coalesce.Options{})
-	svc := counters.NewService(counters.BackendOf(co))
+	backend := counters.BackendOf(co)
+	backend.Labels = true
+	svc := counters.NewService(backend)
 	ctx := context.Background()
 
 	done := make(chan error, 1)

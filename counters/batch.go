@@ -74,5 +74,5 @@ func (s *service) Batch(ctx context.Context, items []Increment) ([]int64, error)
 	if err := ValidateBatch(items); err != nil {
 		return nil, err
 	}
-	return s.store.Batch(ctx, items)
+	return s.store.Batch(ctx, s.dropLabels(items))
 }

@@ -223,6 +223,10 @@ type Backend struct {
 	Once    OnceStore
 	Imports Importer
 	Observe func(...Observer)
+	// Labels says the store counts labels (breakdowns are on): otherwise
+	// the Service validates labels and drops them, and a labelled
+	// increment is an unlabelled one.
+	Labels bool
 }
 
 // BackendOf is the backend that store makes on its own: its Once, Imports

@@ -107,7 +107,7 @@ func (s *service) IncrementLabelled(ctx context.Context, name string, by int64, 
 	if err := labels.Validate(); err != nil {
 		return 0, err
 	}
-	if len(labels) == 0 {
+	if len(labels) == 0 || !s.labels {
 		return s.store.Increment(ctx, name, by)
 	}
 	// The store's one way to be told of labels is an Increment: a lone
@@ -124,7 +124,7 @@ func (s *service) IncrementLabelledOnce(ctx context.Context, key Idempotency, na
 	if err := labels.Validate(); err != nil {
 		return 0, false, err
 	}
-	if len(labels) == 0 {
+	if len(labels) == 0 || !s.labels {
 		return s.IncrementOnce(ctx, key, name, by)
 	}
 	if err := s.checkOnce(key, name); err != nil {
@@ -137,4 +137,17 @@ func (s *service) IncrementLabelledOnce(ctx context.Context, key Idempotency, na
 		return 0, false, err
 	}
 	return values[0], replayed, nil
+}
+
+// dropLabels returns items without their labels when the backend does not
+// count them, copying rather than changing the caller's slice.
+func (s *service) dropLabels(items []Increment) []Increment {
+	if s.labels || !slices.ContainsFunc(items, func(it Increment) bool { return it.Labels != nil }) {
+		return items
+	}
+	out := slices.Clone(items)
+	for i := range out {
+		out[i].Labels = nil
+	}
+	return out
 }

@@ -38,12 +38,13 @@ func defaultBreakdowns(c *Config) {
 // (COUNTERS_HISTORY=false) there are no breakdowns either.
 func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.MySQL.History }
 
-// labels makes the store count labels, or not: off, it leaves out every
-// label it is given, and a labelled increment is exactly an unlabelled
-// one. That switch is the store's alone; the layers above carry labels
-// without asking whether anything counts them.
-func (c *Config) labels(store *storage.CounterStore) {
-	store.Labels, store.LabelValues = c.breakdownsOn(), c.Breakdowns.Values
+// labels makes the store count labels (or not) and tells the backend, so
+// that the counters service drops labels when breakdowns are off: then
+// a labelled increment is exactly an unlabelled one.
+func (c *Config) labels(store *storage.CounterStore, backend *counters.Backend) {
+	on := c.breakdownsOn()
+	store.Labels, store.LabelValues = on, c.Breakdowns.Values
+	backend.Labels = on
 }
 
 // settleEvery is how often a process settles pending labels. Reads settle

@@ -127,7 +127,7 @@ func buildHits(b *builder) (app.Capability, error) {
 	}
 	bots := visitors.NewBots()
 	var labels *hits.Labeller
-	if b.cfg.breakdownsOn() {
+	if b.cfg.Breakdowns.On {
 		var err error
 		if labels, err = hitLabeller(b.cfg.Hits, bots, b.log); err != nil {
 			return nil, err

@@ -2,11 +2,10 @@ package wire
 
 import (
 	"errors"
-	"time"
-
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/live"
 	"github.com/countersvc/countersvc/storage"
+	"time"
 )
 
 // Live is the live updates'.

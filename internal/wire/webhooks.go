@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/cache"
 	"github.com/countersvc/countersvc/storage"

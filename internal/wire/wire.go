@@ -142,7 +142,7 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 	s.Store.History = cfg.MySQL.History
 	s.jobs.add("idempotency keys' purge", func(ctx context.Context) { s.Store.PurgeKeysEvery(ctx, purgeEvery, log) })
 	backend := counters.BackendOf(s.Store)
-	cfg.labels(s.Store)
+	cfg.labels(s.Store, &backend)
 
 	// Coalescing: concurrent increments as few statements, above the cache
 	// so that one invalidation serves a whole round.
