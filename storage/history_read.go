@@ -190,10 +190,7 @@ func addRolledUp(ctx context.Context, tx *sql.Tx, days []history.UTCDay, name, p
 		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE name = ? AND month >= ? AND month < ?",
 			name, monthOf(from).Format(time.DateOnly), to.Format(time.DateOnly))
 	} else {
-		var months []any
-		for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
-			months = append(months, m.Format(time.DateOnly))
-		}
+		months := monthsIn(from, to)
 		rows, err = tx.QueryContext(ctx, "SELECT month, days FROM counter_history_month WHERE month IN ("+placeholders("?", ", ", len(months))+
 			") AND name LIKE ? ESCAPE '!'", append(months, likePrefix(prefix))...)
 	}

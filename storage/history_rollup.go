@@ -29,6 +29,16 @@ func monthOf(day time.Time) time.Time {
 	return time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
 
+// monthsIn are the months that [from, to) touches, as the arguments of
+// the month rows' keys.
+func monthsIn(from, to time.Time) []any {
+	var months []any
+	for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
+		months = append(months, m.Format(time.DateOnly))
+	}
+	return months
+}
+
 // monthKey names a month row.
 type monthKey struct {
 	name  string

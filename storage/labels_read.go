@@ -118,10 +118,7 @@ func (s *BreakdownStore) labelCounts(ctx context.Context, tx *sql.Tx, name, pref
 		return nil, err
 	}
 	err = settle(pending, held, s.bound(), label, func(_ labelDay, value string, by int64) {
-		if sums[value] == nil {
-			sums[value] = new(big.Int)
-		}
-		sums[value].Add(sums[value], big.NewInt(by))
+		addSum(sums, value, by)
 	})
 	return sums, err
 }
@@ -161,10 +158,7 @@ func countsByName(ctx context.Context, tx *sql.Tx, prefix string, from, to time.
 // the roll-up moved into its month rows (history_rollup.go): their day
 // totals, without unpacking their figures.
 func addRolledUpByName(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int, like string, from, to time.Time) error {
-	var months []any
-	for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
-		months = append(months, m.Format(time.DateOnly))
-	}
+	months := monthsIn(from, to)
 	rows, err := tx.QueryContext(ctx, "SELECT name, month, days FROM counter_history_month WHERE month IN ("+placeholders("?", ", ", len(months))+
 		") AND name LIKE ? ESCAPE '!'", append(months, like)...)
 	if err != nil {
@@ -195,6 +189,14 @@ func addRolledUpByName(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int
 		sums[name] = sum
 	}
 	return rows.Err()
+}
+
+// addSum adds n to the sum of key in sums.
+func addSum(sums map[string]*big.Int, key string, n int64) {
+	if sums[key] == nil {
+		sums[key] = new(big.Int)
+	}
+	sums[key].Add(sums[key], big.NewInt(n))
 }
 
 // scanSums reads rows of a key and a DECIMAL sum, adding up repeated keys,

@@ -181,10 +181,7 @@ func chunks(args []any, n int) func(yield func([]any) bool) {
 // label, of the counter name or, when name is empty, of the counters
 // under prefix.
 func addLabelMonths(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int, name, prefix, label string, from, to time.Time) error {
-	var months []any
-	for m := monthOf(from); m.Before(to); m = m.AddDate(0, 1, 0) {
-		months = append(months, m.Format(time.DateOnly))
-	}
+	months := monthsIn(from, to)
 	in := placeholders("?", ", ", len(months))
 	var rows *sql.Rows
 	var err error
@@ -208,10 +205,7 @@ func addLabelMonths(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int, n
 		}
 		err := unpackLabelDays(days, func(d int, n int64) {
 			if day := month.AddDate(0, 0, d); !day.Before(from) && day.Before(to) {
-				if sums[value] == nil {
-					sums[value] = new(big.Int)
-				}
-				sums[value].Add(sums[value], big.NewInt(n))
+				addSum(sums, value, n)
 			}
 		})
 		if err != nil {
