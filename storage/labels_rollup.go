@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"math/big"
+	"slices"
 	"strconv"
 	"time"
 
@@ -106,7 +107,7 @@ func (s *BreakdownStore) RollupLabels(ctx context.Context, before time.Time, lim
 			if err := mergeLabelMonths(ctx, tx, months); err != nil {
 				return err
 			}
-			for part := range chunks(moved, 4*500) {
+			for part := range slices.Chunk(moved, 4*500) {
 				if _, err := tx.ExecContext(ctx, "DELETE FROM counter_label WHERE (name, label, day, value) IN ("+
 					placeholders("(?, ?, ?, ?)", ", ", len(part)/4)+")", part...); err != nil {
 					return err
@@ -127,7 +128,7 @@ func mergeLabelMonths(ctx context.Context, tx *sql.Tx, months map[labelMonthKey]
 	for k := range months {
 		keys = append(keys, k.name, k.label, k.month.Format(time.DateOnly), k.value)
 	}
-	for part := range chunks(keys, 4*500) {
+	for part := range slices.Chunk(keys, 4*500) {
 		rows, err := tx.QueryContext(ctx, "SELECT name, label, month, value, days FROM counter_label_month WHERE (name, label, month, value) IN ("+
 			placeholders("(?, ?, ?, ?)", ", ", len(part)/4)+") FOR UPDATE", part...)
 		if err != nil {
@@ -155,26 +156,13 @@ func mergeLabelMonths(ctx context.Context, tx *sql.Tx, months map[labelMonthKey]
 		packed, first := packLabelDays(days)
 		rows = append(rows, k.name, k.label, k.month.Format(time.DateOnly), k.value, first, packed)
 	}
-	for part := range chunks(rows, 6*500) {
+	for part := range slices.Chunk(rows, 6*500) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO counter_label_month (name, label, month, value, first_day, days) VALUES "+
 			placeholders("(?, ?, ?, ?, ?, ?)", ", ", len(part)/6)+" ON DUPLICATE KEY UPDATE first_day = VALUES(first_day), days = VALUES(days)", part...); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// chunks yields args in parts of at most n.
-func chunks(args []any, n int) func(yield func([]any) bool) {
-	return func(yield func([]any) bool) {
-		for len(args) > 0 {
-			part := args[:min(n, len(args))]
-			args = args[len(part):]
-			if !yield(part) {
-				return
-			}
-		}
-	}
 }
 
 // addLabelMonths adds to sums the days in [from, to) of the month rows of

@@ -89,7 +89,7 @@ func heldValues(ctx context.Context, q *sql.Tx, rows []pendingRow, only string) 
 			return nil, err
 		}
 	}
-	for part := range chunks(args, 3*500) {
+	for part := range slices.Chunk(args, 3*500) {
 		rs, err := q.QueryContext(ctx, "SELECT name, label, day, value FROM counter_label WHERE (name, label, day) IN ("+
 			placeholders("(?, ?, ?)", ", ", len(part)/3)+") AND value <> '"+counters.LabelOther+"'", part...)
 		if err != nil {
@@ -281,7 +281,7 @@ func (s *BreakdownStore) settle(ctx context.Context, limit int) (int, error) {
 					adds = append(adds, k.name, k.label, k.day.Format(time.DateOnly), k.value, by)
 				}
 			}
-			for part := range chunks(adds, 5*500) {
+			for part := range slices.Chunk(adds, 5*500) {
 				if _, err := tx.ExecContext(ctx, "INSERT INTO counter_label (name, label, day, value, count) VALUES "+
 					placeholders("(?, ?, ?, ?, ?)", ", ", len(part)/5)+" ON DUPLICATE KEY UPDATE count = count + VALUES(count)", part...); err != nil {
 					return err
@@ -291,7 +291,7 @@ func (s *BreakdownStore) settle(ctx context.Context, limit int) (int, error) {
 			for _, r := range rows {
 				keys = append(keys, r.name, r.at, r.day.Format(time.DateOnly))
 			}
-			for part := range chunks(keys, 3*500) {
+			for part := range slices.Chunk(keys, 3*500) {
 				if _, err := tx.ExecContext(ctx, "DELETE FROM counter_label_pending WHERE (name, at, day) IN ("+
 					placeholders("(?, ?, ?)", ", ", len(part)/3)+")", part...); err != nil {
 					return err
