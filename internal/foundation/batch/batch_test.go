@@ -295,10 +295,11 @@ func TestALingeringSenderServesTheNextSpells(t *testing.T) {
 		{time.Minute, 1},
 	}
 	for _, tc := range tests {
-		before := runtime.NumGoroutine()
 		senders := map[string]bool{}
+		var last string
 		q := batch.New(func(b []*batch.Call[int, int], _ bool) {
-			senders[goroutineID()] = true // one batch at a time: no lock needed
+			last = goroutineID()
+			senders[last] = true // one batch at a time: no lock needed
 			for _, c := range b {
 				c.Answer(c.Req, nil)
 			}
@@ -308,7 +309,10 @@ func TestALingeringSenderServesTheNextSpells(t *testing.T) {
 				t.Fatalf("linger %v, call %d: %d, %v", tc.linger, i, v, err)
 			}
 			if tc.linger == 0 {
-				waitGoroutines(t, before) // the sender has found the queue empty and ended
+				// The sender has found the queue empty and ended. Its own
+				// end, not the count of goroutines: another test's
+				// goroutine ending meanwhile would pass for it.
+				waitEnded(t, last)
 			}
 		}
 		if got := len(senders); got != tc.wantSenders {
@@ -331,6 +335,21 @@ func TestALingeringSenderEndsWhenNoCallComes(t *testing.T) {
 			t.Fatalf("call %d: %d, %v", i, v, err)
 		}
 		waitGoroutines(t, before)
+	}
+}
+
+// waitEnded waits until the goroutine of id has ended.
+func waitEnded(t *testing.T, id string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		all := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(all, "goroutine "+id+" [") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutine %s did not end: a sender lingered", id)
+		}
 	}
 }
 
