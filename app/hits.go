@@ -31,16 +31,19 @@ type hitHandlers struct {
 }
 
 // credentials authenticates a read-only badge request for a name outside
-// the public prefixes when it carries credentials, and lets every other
-// one through as it is: a public name needs none (a page's <img> sends
-// none, and a stale header must not break it), and an anonymous request
-// for another name gets the public refusal from readableName.
+// the public prefixes, as any private read is, and lets every other one
+// through as it is: a public name needs none (a page's <img> sends none,
+// and a stale header must not break it). A request without credentials
+// that authenticates nobody (a token is set, or the client is not on this
+// machine) goes on anonymously and gets the public refusal from
+// readableName; without a token, a loopback client is served, as it is
+// GET /v1/counters/{name}.
 func (h *hitHandlers) credentials(c *fiber.Ctx) error {
 	name, err := pathName(c, "name")
-	if err != nil || h.hits.Public(name) == nil || c.Get(fiber.HeaderAuthorization) == "" {
+	if err != nil || h.hits.Public(name) == nil {
 		return c.Next()
 	}
-	if err := h.auth(c); err != nil {
+	if err := h.auth(c); err != nil && c.Get(fiber.HeaderAuthorization) != "" {
 		return err
 	}
 	return c.Next()
