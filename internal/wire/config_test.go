@@ -127,6 +127,7 @@ func TestHistoryRetentionIsReadInDaysOrAsADuration(t *testing.T) {
 		{"1d", 24 * time.Hour},
 		{"9600h", 9600 * time.Hour},
 		{"0", 0},
+		{"106751d", 106751 * 24 * time.Hour},
 	} {
 		t.Setenv("COUNTERS_HISTORY_RETENTION", tt.env)
 		c, err := wire.Load()
@@ -135,6 +136,25 @@ func TestHistoryRetentionIsReadInDaysOrAsADuration(t *testing.T) {
 		}
 		if got := time.Duration(c.History.Retention); got != tt.want {
 			t.Errorf("%s: retention %v, want %v", tt.env, got, tt.want)
+		}
+	}
+}
+
+// A retention of more days than a duration holds is refused, not wrapped
+// round into one that deletes nearly all history; so are other
+// retentions that are not one.
+func TestAHistoryRetentionPastWhatADurationHoldsIsRefused(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"106752d", "at most 106751d"},
+		{"213505d", "at most 106751d"},
+		{"99999999999999999999d", "want a number of days"},
+		{"-1d", "want a number of days"},
+		{"12h", "at least a day"},
+		{"3000000h", "want a number of days"},
+	} {
+		t.Setenv("COUNTERS_HISTORY_RETENTION", tt.env)
+		if _, err := wire.Load(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one saying %q", tt.env, err, tt.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -33,13 +34,21 @@ func (h History) Validate() error {
 // retention usually is.
 type Age time.Duration
 
+// maxAgeDays is the most days an Age holds.
+const maxAgeDays = int64(math.MaxInt64 / (24 * time.Hour))
+
 // UnmarshalText reads "400d", a Go duration ("9600h"), or "0".
 func (a *Age) UnmarshalText(text []byte) error {
 	s := strings.TrimSpace(string(text))
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
+		n, err := strconv.ParseInt(days, 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("want a number of days such as 400d, or a duration such as 9600h, got %q", s)
+		}
+		// Past this many days a time.Duration wraps round, and a retention
+		// meant to keep centuries would keep less than a day.
+		if n > maxAgeDays {
+			return fmt.Errorf("want at most %dd (about 292 years), got %q", maxAgeDays, s)
 		}
 		*a = Age(time.Duration(n) * 24 * time.Hour)
 		return nil
