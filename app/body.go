@@ -8,9 +8,12 @@ import (
 	"math"
 	"mime"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
@@ -125,6 +128,11 @@ func readBody(limit int) fiber.Handler {
 			if err := checkMediaType(c, n); err != nil {
 				return err
 			}
+			if n > 0 {
+				if err := checkText(req.Body()); err != nil {
+					return err
+				}
+			}
 			return c.Next()
 		}
 		var body io.Reader = stream
@@ -157,6 +165,9 @@ func readBody(limit int) fiber.Handler {
 		if err := checkMediaType(c, buf.Len()); err != nil {
 			return err
 		}
+		if err := checkText(buf.Bytes()); err != nil {
+			return err
+		}
 		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
 		req.Header.Del(fiber.HeaderContentEncoding)
 		return c.Next()
@@ -176,6 +187,55 @@ func checkMediaType(c *fiber.Ctx, n int) error {
 		return nil
 	}
 	return counters.Errorf(codeUnsupportedMediaType, "The request body must be JSON, sent with Content-Type: application/json (curl: --json) or none, not %q; nothing was changed.", ct)
+}
+
+// checkText refuses a body that is not text: bytes that are not UTF-8,
+// or a \u escape of half a surrogate pair. encoding/json would turn
+// either into U+FFFD, so that a name or a label the client never sent
+// (and may be another, real one) would be written or reset; the contract
+// has names and labels of valid UTF-8, anything else refused.
+func checkText(body []byte) error {
+	if !utf8.Valid(body) {
+		return counters.Errorf(counters.EINVALID, "The request body is not valid UTF-8; nothing was changed.")
+	}
+	for i := bytes.IndexByte(body, '\\'); i >= 0 && i+1 < len(body); {
+		next := i + 2 // past an escape of one character
+		if body[i+1] == 'u' {
+			r, ok := utf16Unit(body[i+2:])
+			switch {
+			case ok && utf16.IsSurrogate(r) && r < 0xdc00: // the first half: the second must follow
+				r2, ok2 := rune(0), false
+				if len(body) >= i+12 && body[i+6] == '\\' && body[i+7] == 'u' {
+					r2, ok2 = utf16Unit(body[i+8:])
+				}
+				if !ok2 || utf16.DecodeRune(r, r2) == utf8.RuneError {
+					return errHalfSurrogate()
+				}
+				next = i + 12
+			case ok && utf16.IsSurrogate(r): // a second half without the first
+				return errHalfSurrogate()
+			}
+		}
+		j := bytes.IndexByte(body[min(next, len(body)):], '\\')
+		if j < 0 {
+			break
+		}
+		i = next + j
+	}
+	return nil
+}
+
+func errHalfSurrogate() error {
+	return counters.Errorf(counters.EINVALID, "The request body escapes half of a UTF-16 surrogate pair (\\uD800 to \\uDFFF without its other half), which is no character; nothing was changed.")
+}
+
+// utf16Unit reads the four hex digits of a \u escape.
+func utf16Unit(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(n), err == nil
 }
 
 // closeAfterAnswer makes the answer the connection's last, written by the

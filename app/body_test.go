@@ -101,3 +101,41 @@ func uploadOnce(host string, body []byte, chunked bool) error {
 	}
 	return nil
 }
+
+// A body that is not text (bytes that are not UTF-8, or a \u escape of half
+// a surrogate pair, which encoding/json would turn into U+FFFD) is 400 and
+// changes nothing: not a counter named with U+FFFD, not a reset of one
+// that exists, not a label counted as U+FFFD. Escapes of whole
+// characters, U+FFFD itself and an escaped backslash before "u" are text.
+func TestABodyThatIsNotTextIsRefusedAndChangesNothing(t *testing.T) {
+	e := apptest.New(t)
+	e.Do(t, "PUT", "/v1/counters/bn%EF%BF%BD", `{"value": 5}`) // "bn\uFFFD": a real counter
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"a name's byte that is not UTF-8", "POST", "/v1/counters/batch", "{\"increments\": [{\"name\": \"bn\xff\", \"by\": 1}]}", 400},
+		{"a lone second half", "POST", "/v1/counters/batch", `{"increments": [{"name": "bn\udc00", "by": 1}]}`, 400},
+		{"a first half without its second", "POST", "/v1/counters/reset", `{"prefix": "bn\ud800", "value": 0}`, 400},
+		{"a first half before another first half", "POST", "/v1/counters/reset", `{"prefix": "bn\ud800\ud800", "value": 0}`, 400},
+		{"a first half at the end", "POST", "/v1/counters/reset", `{"prefix": "bn\ud800`, 400},
+		{"a prefix's byte that is not UTF-8", "POST", "/v1/counters/reset", "{\"prefix\": \"bn\xff\", \"value\": 0}", 400},
+		{"a label's value", "POST", "/v1/counters/bn%EF%BF%BD/increment", `{"by": 1, "labels": {"a": "\ud800"}}`, 400},
+		{"a whole pair is text", "POST", "/v1/counters/batch", `{"increments": [{"name": "bn\ud83d\ude00", "by": 1}]}`, 200},
+		{"an escaped backslash before u is text", "POST", "/v1/counters/batch", `{"increments": [{"name": "bn\\ud800", "by": 1}]}`, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(t, tc.method, tc.path, tc.body, "Content-Type: application/json")
+			if r.Status != tc.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tc.status)
+			}
+			if tc.status == 400 && r.ErrorCode() != "invalid_argument" {
+				t.Fatalf("error %s, want invalid_argument", r.Body)
+			}
+		})
+	}
+	if r := e.Do(t, "GET", "/v1/counters/bn%EF%BF%BD", ""); !strings.Contains(string(r.Body), `"value":5`) {
+		t.Errorf("a refused body changed the counter named with U+FFFD: %s", r.Body)
+	}
+}
