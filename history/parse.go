@@ -60,11 +60,12 @@ func parse(r Request, now time.Time) (Query, error) {
 	// Whole periods: from back to its period's start, to on to its
 	// period's end; the defaults end with the current period.
 	if r.To == "" {
-		to = now
-		if r.From != "" && !from.Before(to) {
-			return q, counters.Errorf(counters.EINVALID, "from (%s) must be before now when to is left out.", r.From)
+		// to's default, the current period's end: a from later today
+		// (step=day) still leaves a range, [from, to) of this period.
+		q.To = next(floor(now, q.Step, q.Zone), q.Step, q.Zone)
+		if r.From != "" && !from.Before(q.To) {
+			return q, counters.Errorf(counters.EINVALID, "from (%s) must be before the end of the current %s (%s), to's default, when to is left out.", r.From, q.Step, q.To.In(q.Zone).Format(time.RFC3339))
 		}
-		q.To = next(floor(to, q.Step, q.Zone), q.Step, q.Zone)
 	} else {
 		q.To = ceil(to, q.Step, q.Zone)
 	}
