@@ -112,9 +112,8 @@ func (h *counterHandlers) batch(c *fiber.Ctx) error {
 		return err
 	}
 	values, replayed, err := h.svc.BatchOnce(ctx, key, items)
-	if err != nil {
+	if markReplayed(c, replayed, err); err != nil {
 		return err
 	}
-	markReplayed(c, replayed)
 	return c.JSON(toBatchJSON(items, values))
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"hash"
 
 	"github.com/gofiber/fiber/v2"
@@ -63,9 +64,10 @@ func fingerprinter(c *fiber.Ctx) hash.Hash {
 }
 
 // markReplayed flags an answer rendered from the record of an earlier
-// request with the same key: this request changed nothing.
-func markReplayed(c *fiber.Ctx, replayed bool) {
-	if replayed {
+// request with the same key, a result or a refusal (err): this request
+// changed nothing.
+func markReplayed(c *fiber.Ctx, replayed bool, err error) {
+	if replayed || errors.Is(err, counters.ErrReplayed) {
 		c.Set(headerReplayed, "true")
 	}
 }
@@ -82,10 +84,9 @@ func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64, lab
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	v, replayed, err := h.svc.IncrementLabelledOnce(ctx, key, name, by, labels)
-	if err != nil {
+	if markReplayed(c, replayed, err); err != nil {
 		return err
 	}
-	markReplayed(c, replayed)
 	return sendValue(c, name, v)
 }
 
@@ -97,9 +98,8 @@ func (h *counterHandlers) setOnce(c *fiber.Ctx, req counters.SetRequest) error {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	ctr, created, replayed, err := h.svc.SetOnce(ctx, key, req)
-	if err != nil {
+	if markReplayed(c, replayed, err); err != nil {
 		return err
 	}
-	markReplayed(c, replayed)
 	return sendCounter(c, ctr, created)
 }

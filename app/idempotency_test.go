@@ -157,29 +157,67 @@ func TestConcurrentRequestsWithOneKeyApplyOnce(t *testing.T) {
 	wantValue(t, env, "revenue", 2599)
 }
 
-// A failed first attempt is not recorded: the retry is evaluated anew.
-func TestFailedFirstAttemptIsNotRecorded(t *testing.T) {
+// A first attempt that the counter refused (a bound, the 64-bit range, a
+// create-only set of a counter that exists) is the key's answer: a retry,
+// concurrent ones included, is answered the same refusal, status and body
+// alike and marked replayed, and changes nothing, also once the refusal's
+// reason has gone; a new key is evaluated anew. Bad input records
+// nothing: the key stays free.
+func TestARefusedFirstAttemptIsTheKeysAnswer(t *testing.T) {
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 0, "min": 0}`), 201, "")
-	sale := func() apptest.Response {
-		return env.Do(t, "POST", "/v1/counters/stock/increment", `{"by": -1}`, keyHeader("sale-7"))
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/full", `{"value": 9223372036854775807}`), 201, "")
+	tests := []struct {
+		name, method, path, body, key string
+		status                        int
+		code                          string
+	}{
+		{"an increment past a bound", "POST", "/v1/counters/stock/increment", `{"by": -1}`, "sale-7", 422, "out_of_range"},
+		{"an increment past the 64-bit range", "POST", "/v1/counters/full/increment", `{"by": 1}`, "sale-8", 422, "out_of_range"},
+		{"a batch with an item past a bound", "POST", "/v1/counters/batch", `{"increments": [{"name": "other", "by": 1}, {"name": "stock", "by": -2}]}`, "sale-9", 422, "out_of_range"},
+		{"a create-only set of a counter that exists", "PUT", "/v1/counters/stock", `{"value": 5}`, "create-1", 409, "conflict"},
 	}
-	wantStatus(t, sale(), 422, "out_of_range")
-	// Concurrent retries of the failing request all fail, none is stuck
-	// behind another or sees a 5xx.
-	for _, r := range parallel(t, 10, func(int) (apptest.Response, error) {
-		return env.TryDo("POST", "/v1/counters/stock/increment", `{"by": -1}`, keyHeader("sale-7"))
-	}) {
-		wantStatus(t, r, 422, "out_of_range")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			headers := []string{keyHeader(tc.key)}
+			if tc.method == "PUT" {
+				headers = append(headers, "If-None-Match: *")
+			}
+			first := env.Do(t, tc.method, tc.path, tc.body, headers...)
+			wantStatus(t, first, tc.status, tc.code)
+			if first.Header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("the first answer is marked replayed")
+			}
+			for _, r := range parallel(t, 10, func(int) (apptest.Response, error) {
+				return env.TryDo(tc.method, tc.path, tc.body, headers...)
+			}) {
+				wantStatus(t, r, tc.status, tc.code)
+				if string(r.Body) != string(first.Body) || r.Header.Get("Idempotent-Replayed") != "true" {
+					t.Fatalf("a retry answered %s (replayed %q), want the first answer %s, replayed", r.Body, r.Header.Get("Idempotent-Replayed"), first.Body)
+				}
+			}
+		})
 	}
+	// The reasons go: the stock is replenished, the counter at the top of
+	// the range goes down. The retries still get their refusal.
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 3}`), 200, "")
-	r := sale()
-	wantStatus(t, r, 200, "")
-	if got := string(r.Body); got != `{"name":"stock","value":2}` {
-		t.Errorf("retry answered %s", got)
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/full", `{"value": 0}`), 200, "")
+	for _, tc := range tests[:3] {
+		r := env.Do(t, tc.method, tc.path, tc.body, keyHeader(tc.key))
+		wantStatus(t, r, tc.status, tc.code)
 	}
-	wantStatus(t, sale(), 200, "")
+	wantValue(t, env, "stock", 3)
+	wantValue(t, env, "full", 0)
+	if r := env.Do(t, "GET", "/v1/counters/other", ""); r.Status != 404 {
+		t.Errorf("the refused batch left its first item: %d %s", r.Status, r.Body)
+	}
+	// A new key is a new request.
+	wantStatus(t, env.Do(t, "POST", "/v1/counters/stock/increment", `{"by": -1}`, keyHeader("sale-10")), 200, "")
 	wantValue(t, env, "stock", 2)
+	// Bad input is refused before the key is claimed: the key stays free.
+	wantStatus(t, env.Do(t, "POST", "/v1/counters/stock/increment", `{"by": "one"}`, keyHeader("sale-11")), 400, "invalid_argument")
+	wantStatus(t, env.Do(t, "POST", "/v1/counters/stock/increment", `{"by": -1}`, keyHeader("sale-11")), 200, "")
+	wantValue(t, env, "stock", 1)
 }
 
 // The answer is in MySQL, committed with the change: a new process on the

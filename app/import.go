@@ -103,7 +103,7 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	markReplayed(c, report.Replayed)
+	markReplayed(c, report.Replayed, nil)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(toReportJSON(report))
 }

@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -38,12 +39,21 @@ func (k Idempotency) Validate() error {
 	return nil
 }
 
-// Keyed requests fail the way their unkeyed forms do, and a failure is not
-// recorded: the key stays free, so a retry is evaluated anew. A repeat of a
-// recorded request returns the recorded result with replayed set and
-// changes nothing: the caller renders it as it rendered the first answer; the same key with another fingerprint is ECONFLICT. A
+// Keyed requests fail the way their unkeyed forms do. A refusal of the
+// change by the counter as it stands (EOUTOFRANGE: a bound or the 64-bit
+// range; ECONFLICT: a create-only set of a counter that exists) is the
+// request's answer and is recorded like a result; any other failure (bad
+// input, the database) is not, and the key stays free, so a retry is
+// evaluated anew. A repeat of a recorded request changes nothing and
+// returns the recorded result with replayed set, or the recorded refusal,
+// whose chain holds ErrReplayed: the caller renders it as it rendered the
+// first answer. The same key with another fingerprint is ECONFLICT. A
 // request whose key is in use by one still in flight waits for it to end.
 // The methods below are in the Service interface.
+
+// ErrReplayed marks a refusal that was recorded for an earlier request
+// with the same key (errors.Is): this request changed nothing.
+var ErrReplayed = errors.New("counters: the recorded answer of an earlier request with this Idempotency-Key")
 
 // OnceStore is what a backend does for idempotent writes: Increment, Set and
 // Batch under a key, each recording its result with the key in the change's

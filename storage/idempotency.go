@@ -16,11 +16,19 @@ import (
 // (see claimKey) and last records change's result with it, so that the
 // change and its result are committed together or not at all. A key that is
 // already recorded returns the recorded result with replayed set and changes
-// nothing. A failed change rolls the claim back too: failures are not
-// recorded. The result is kept as JSON, so T must survive a round trip.
+// nothing. The result is kept as JSON, so T must survive a round trip.
 // change returns the counters' changes, which go through the change seam
 // as any write's (see changes.go); a replay changes nothing and reports
 // nothing.
+//
+// A refusal of the change itself (out of range, a create-only set of a
+// counter that exists: see refusal) is the request's answer too, and is
+// recorded as such: the change's transaction is rolled back and a second
+// one claims the key and records the refusal, so that a retry is answered
+// the same refusal, as API.md has it ("returns the first answer, status
+// and body alike"), and does not apply the change once the bound moved.
+// Other failures (the database, a collision) record nothing: the key stays
+// free and a retry runs anew.
 func once[T any](ctx context.Context, s *CounterStore, op string, key counters.Idempotency, change func(tx *sql.Tx) (T, []counters.Change, error)) (result T, replayed bool, err error) {
 	leave, err := s.keys.enter(ctx, gateKey(key))
 	if err != nil {
@@ -29,36 +37,94 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 	}
 	defer leave()
 	var changes []counters.Change
-	err = s.retryTx(ctx, op, func(tx *sql.Tx) error {
-		var zero T
-		result, replayed, changes = zero, false, nil
-		prior, err := s.claimKey(ctx, tx, key)
-		if err != nil {
+	// attempt is one transaction: it claims key, or replays its record,
+	// else records what answer answers.
+	attempt := func(answer func(tx *sql.Tx) (any, error)) error {
+		return s.retryTx(ctx, op, func(tx *sql.Tx) error {
+			var zero T
+			result, replayed, changes = zero, false, nil
+			prior, err := s.claimKey(ctx, tx, key)
+			if err != nil {
+				return err
+			}
+			if prior != nil {
+				replayed = true
+				return decodeRecord(prior, &result)
+			}
+			a, err := answer(tx)
+			if err != nil {
+				return err
+			}
+			record, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, "UPDATE idempotency_record SET result = ? WHERE key_id = ? AND idem_key = ?", record, key.Owner, key.Key)
 			return err
-		}
-		if prior != nil {
-			replayed = true
-			return json.Unmarshal(prior, &result)
-		}
+		})
+	}
+	var refused *counters.Error
+	err = attempt(func(tx *sql.Tx) (any, error) {
+		var err error
 		if result, changes, err = change(tx); err != nil {
-			return err
+			if refused = refusal(op, err); refused != nil {
+				return nil, errRefused
+			}
+			return nil, err
 		}
-		if err := s.record(ctx, tx, changes); err != nil {
-			return err
-		}
-		record, err := json.Marshal(result)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, "UPDATE idempotency_record SET result = ? WHERE key_id = ? AND idem_key = ?", record, key.Owner, key.Key)
-		return err
+		return result, s.record(ctx, tx, changes)
 	})
+	if errors.Is(err, errRefused) {
+		err = attempt(func(*sql.Tx) (any, error) {
+			var r refusalRecord
+			r.Refused.Code, r.Refused.Message = refused.Code, refused.Message
+			return r, nil
+		})
+		if err == nil && !replayed {
+			err = refused
+		}
+	}
 	if err != nil {
 		var zero T
 		return zero, false, mapError(op, err, true)
 	}
 	s.committed(ctx, changes)
 	return result, replayed, nil
+}
+
+// errRefused rolls back a change that was refused, so that a transaction
+// of its own records the refusal alone.
+var errRefused = errors.New("storage: the change was refused")
+
+// refusal is err as a refusal of the change that a retry must be answered
+// again, or nil: a bound or the 64-bit range (out_of_range), or a
+// create-only set of a counter that exists (conflict). These depend on
+// the counter as the change found it, not on the database's health.
+func refusal(op string, err error) *counters.Error {
+	var e *counters.Error
+	if !errors.As(mapError(op, err, true), &e) || (e.Code != counters.EOUTOFRANGE && e.Code != counters.ECONFLICT) {
+		return nil
+	}
+	return counters.Errorf(e.Code, "%s", e.Message)
+}
+
+// refusalRecord is a recorded refusal; a recorded success is the result's
+// own JSON, which is never an object with this key.
+type refusalRecord struct {
+	Refused struct{ Code, Message string } `json:"$refused"`
+}
+
+// decodeRecord reads a recorded answer into result, or returns the recorded
+// refusal, marked counters.ErrReplayed.
+func decodeRecord(record []byte, result any) error {
+	if bytes.HasPrefix(record, []byte(`{"$refused"`)) {
+		var r refusalRecord
+		if err := json.Unmarshal(record, &r); err != nil {
+			return err
+		}
+		return &counters.Error{Code: r.Refused.Code, Message: r.Refused.Message, Err: counters.ErrReplayed}
+	}
+	return json.Unmarshal(record, result)
 }
 
 // gateKey names key in the keyGate: its owner and the client's key.
