@@ -435,6 +435,11 @@ func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
 	if !reflect.DeepEqual(created, want) {
 		t.Fatalf("created %v, want %v", created, want)
 	}
+	// A name's limit is 255 characters, as the column counts them, not bytes.
+	long := strings.Repeat("é", 255)
+	if r := env.Do(t, "POST", "/v1/keys", `{"name": "`+long+`", "scopes": ["read"]}`); r.Status != 201 || !strings.Contains(string(r.Body), long) {
+		t.Fatalf("a name of 255 two-byte characters: %d %s", r.Status, r.Body)
+	}
 	for _, path := range []string{"/v1/keys", "/v1/keys/1"} {
 		if r := env.Do(t, "GET", path, ""); r.Status != 200 || strings.Contains(string(r.Body), "secret") {
 			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
@@ -452,6 +457,8 @@ func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
 		{"expiry in the past", `{"name": "x", "scopes": ["read"], "expires_at": "2000-01-01T00:00:00Z"}`},
 		{"expiry not a time", `{"name": "x", "scopes": ["read"], "expires_at": "tomorrow"}`},
 		{"unknown field", `{"name": "x", "scopes": ["read"], "secret": "ck_mine"}`},
+		{"a name of 256 characters", `{"name": "` + strings.Repeat("é", 256) + `", "scopes": ["read"]}`},
+		{"a name with a control character", `{"name": "x\u0007", "scopes": ["read"]}`},
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ package keys
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -74,7 +75,9 @@ func (r *CreateRequest) Validate(now time.Time) error {
 	if r.Name == "" || utf8.RuneCountInString(r.Name) > MaxNameLen {
 		return counters.Errorf(counters.EINVALID, "A key's \"name\" must be 1 to %d characters long.", MaxNameLen)
 	}
-	if err := counters.ValidateName(r.Name); err != nil {
+	// Characters, not bytes, as the column counts them: not
+	// counters.ValidateName, whose 255 are bytes.
+	if !utf8.ValidString(r.Name) || strings.ContainsFunc(r.Name, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
 		return counters.Errorf(counters.EINVALID, "A key's \"name\" must be valid UTF-8 without control characters.")
 	}
 	if len(r.Scopes) == 0 {
