@@ -145,6 +145,8 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 		{"GET", "/v1/counters/a/increment", 405, "method_not_allowed", "POST"},
 		{"DELETE", "/v1/counters", 405, "method_not_allowed", "GET, HEAD"},
 		{"POST", "/healthz", 405, "method_not_allowed", "GET, HEAD"},
+		{"POST", "/v1/hits/hits%2Fa", 405, "method_not_allowed", "GET, HEAD, OPTIONS"},
+		{"PUT", "/v1/counters/a/badge.svg", 405, "method_not_allowed", "GET, HEAD, OPTIONS"},
 		{"GET", "/v1/nothing-here", 404, "not_found", ""},
 		{"FOO", "/v1/counters/a", 501, "invalid_argument", ""},
 		{"PROPFIND", "/v1/nothing-here", 501, "invalid_argument", ""},
@@ -159,6 +161,12 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 			}
 			if r.Header.Get("X-Request-ID") == "" {
 				t.Error("no X-Request-ID")
+			}
+			// The public endpoints' answers carry their headers, refusals
+			// of a method included: a page's script reads them.
+			public := strings.HasPrefix(tc.path, "/v1/hits/") || strings.HasSuffix(tc.path, "/badge.svg")
+			if got := r.Header.Get("Access-Control-Allow-Origin"); public != (got == "*") {
+				t.Errorf("Access-Control-Allow-Origin %q on a public path: %v", got, public)
 			}
 		})
 	}

@@ -82,6 +82,11 @@ func routePublic(r router, h *hitHandlers) {
 		{"/snippet.js", publicRoute, []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
 	for _, route := range routes {
+		// A method the path does not serve is answered 405 by the router
+		// after the middleware of the path: with the public headers too,
+		// as API.md has every answer of the public endpoints, so that a
+		// page's script can read the refusal.
+		r.v1.Use(route.path, route.handlers[0])
 		r.publicGet(route.path, route.name, route.handlers...)
 	}
 }
