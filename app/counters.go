@@ -261,18 +261,10 @@ func (h *counterHandlers) reset(c *fiber.Ctx) error {
 }
 
 // list reads a page of the listing: the caller's prefix, without the
-// reserved names where they are hidden from it. The page may be a cache's:
-// it is never edited, a new one is made.
+// reserved names where they are hidden from it. They are left out by the
+// store's query, not from the page it read, so that a page is full while
+// visible names follow and next_after is never a hidden name.
 func (l listing) list(ctx context.Context, svc counters.Service, f counters.ListFilter) (*counters.Page, error) {
-	page, err := svc.List(ctx, f)
-	if err != nil || !l.hidesReserved {
-		return page, err
-	}
-	kept := make([]counters.Counter, 0, len(page.Counters))
-	for _, c := range page.Counters {
-		if !counters.IsReserved(c.Name) {
-			kept = append(kept, c)
-		}
-	}
-	return &counters.Page{Counters: kept, NextAfter: page.NextAfter}, nil
+	f.HideReserved = l.hidesReserved
+	return svc.List(ctx, f)
 }

@@ -87,9 +87,15 @@ func (k keyspace) counterPattern(namePrefix string) string {
 }
 
 // list is the key of one page of a listing. Names contain no control
-// characters, so NUL separates the filter's parts unambiguously.
+// characters, so NUL separates the filter's parts unambiguously. A listing
+// that hides the reserved names is another page than one of the same
+// prefix that shows them (the admin's): it has a fourth part.
 func (k keyspace) list(f counters.ListFilter) string {
-	return k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
+	key := k.prefix + "l:" + strconv.Itoa(f.Limit) + "\x00" + f.Prefix + "\x00" + f.After
+	if f.HideReserved {
+		key += "\x00hide-reserved"
+	}
+	return key
 }
 
 // hitClient is the key of a client's page-hit limits (a salted hash, see

@@ -96,6 +96,12 @@ type ListFilter struct {
 	// before the read began. An export needs it; a listing may lag by the
 	// list TTL and be served from the cache.
 	Fresh bool
+	// HideReserved leaves the reserved names out of the selection itself
+	// (a key that lists everything through the "" prefix never sees them):
+	// the page is full while visible names follow, and NextAfter is never
+	// a reserved name. Dropping them from a page already read would leave
+	// pages short or empty and NextAfter naming a hidden counter.
+	HideReserved bool
 }
 
 // Limits of ListFilter.Limit.

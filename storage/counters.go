@@ -422,12 +422,17 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 
 // List implements counters.Store with keyset pagination on the primary key.
 // It reads one row more than asked to know whether another page follows.
+// Hidden reserved names are left out by the WHERE, so that the LIMIT
+// counts only the names shown.
 func (s *CounterStore) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
 	query := "SELECT " + counterColumns + " FROM counter WHERE name > ?"
 	args := []any{f.After}
 	if f.Prefix != "" {
 		query += " AND name LIKE ? ESCAPE '!'"
 		args = append(args, likePrefix(f.Prefix))
+	}
+	if f.HideReserved {
+		query += " AND " + notReserved
 	}
 	query += " ORDER BY name LIMIT ?"
 	args = append(args, f.Limit+1)
@@ -448,7 +453,7 @@ func (s *CounterStore) List(ctx context.Context, f counters.ListFilter) (*counte
 // exclude the value makes the statement fail (NULL into NOT NULL) and
 // nothing changes. Reserved names are never matched.
 func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (int64, error) {
-	where := " WHERE name NOT LIKE '!_%' ESCAPE '!'"
+	where := " WHERE " + notReserved
 	var args []any
 	if !req.All {
 		where += " AND name LIKE ? ESCAPE '!'"
@@ -526,6 +531,10 @@ func scanCounter(row scanner) (*counters.Counter, error) {
 	c.Min, c.Max = ptr(minV), ptr(maxV)
 	return &c, nil
 }
+
+// notReserved matches the names that are not reserved: those that do not
+// start with counters.ReservedPrefix ("_", escaped as in likePrefix).
+const notReserved = "name NOT LIKE '!_%' ESCAPE '!'"
 
 // likePrefix escapes a prefix for LIKE ... ESCAPE '!'.
 func likePrefix(p string) string {

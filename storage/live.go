@@ -50,7 +50,7 @@ func (s *LiveStore) ReadLive(ctx context.Context, q live.Query) ([]live.Update, 
 	if len(q.Prefixes) > 0 {
 		since := time.UnixMicro(q.Since).UTC()
 		for _, p := range q.Prefixes {
-			where = append(where, "(name LIKE ? ESCAPE '!' AND name NOT LIKE '!_%' ESCAPE '!' AND updated_at > ?)")
+			where = append(where, "(name LIKE ? ESCAPE '!' AND "+notReserved+" AND updated_at > ?)")
 			args = append(args, likePrefix(p), since)
 		}
 	}
