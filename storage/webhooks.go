@@ -240,7 +240,9 @@ func (s *HookStore) Deliveries(ctx context.Context, hookID int64, limit int) ([]
 // the row locks are the node's own, and two nodes claiming one event meet
 // at commit, where one gets a deadlock (1213): retry claims again, and the
 // row is then leased and not due. Events of a disabled hook are put off
-// until it is enabled again (EnableHook makes them due).
+// until it is enabled again (EnableHook makes them due). The first claim
+// of an event opens its retry window (webhooks.RetryWindow), which ends
+// its delivery however many of its attempts a Retry-After paced.
 func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) ([]webhooks.Attempt, error) {
 	const op = "storage.ClaimEvents"
 	var claimed []webhooks.Attempt
@@ -270,11 +272,12 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 			rand.Read(token)
 			in := placeholders("?", ", ", len(ids))
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_event SET claim_token = ?, attempts = attempts + 1,
-				next_attempt_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE id IN (`+in+")",
-				append([]any{token, lease.Microseconds()}, ids...)...); err != nil {
+				next_attempt_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+				retry_until = COALESCE(retry_until, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND) WHERE id IN (`+in+")",
+				append([]any{token, lease.Microseconds(), webhooks.RetryWindow.Microseconds()}, ids...)...); err != nil {
 				return err
 			}
-			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.hook_id, h.url, h.secret,
+			rows, err = tx.QueryContext(ctx, `SELECT e.id, e.msg_id, e.body, e.attempts, e.backoffs, e.retry_until, e.hook_id, h.url, h.secret,
 				h.previous_secret, h.previous_secret_expires_at, h.disabled_at IS NOT NULL
 				FROM webhook_event e LEFT JOIN webhook h ON h.id = e.hook_id WHERE e.id IN (`+in+")", ids...)
 			if err != nil {
@@ -287,7 +290,7 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 				var url, secret, previous sql.NullString
 				var until sql.NullTime
 				var disabled sql.NullBool
-				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.HookID, &url, &secret, &previous, &until, &disabled); err != nil {
+				if err := rows.Scan(&a.EventID, &a.MsgID, &a.Body, &a.Attempts, &a.Backoffs, &a.RetryUntil, &a.HookID, &url, &secret, &previous, &until, &disabled); err != nil {
 					return err
 				}
 				switch {
@@ -306,8 +309,13 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 			}
 			rows.Close()
 			if len(held) > 0 {
-				// Not an attempt: back to where they were, due in a day.
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_event SET claim_token = NULL, attempts = attempts - 1,
+				// Not an attempt: back to where they were, due in a day;
+				// an event never attempted gets its window when it is. (Its
+				// retry_until is assigned first: MySQL assigns left to
+				// right and MariaDB may assign from the old row, and both
+				// then read attempts as the claim left it.)
+				if _, err := tx.ExecContext(ctx, `UPDATE webhook_event SET claim_token = NULL,
+					retry_until = IF(attempts = 1, NULL, retry_until), attempts = attempts - 1,
 					next_attempt_at = UTC_TIMESTAMP(6) + INTERVAL 1 DAY WHERE id IN (`+placeholders("?", ", ", len(held))+")", held...); err != nil {
 					return err
 				}
@@ -330,6 +338,8 @@ func (s *HookStore) Claim(ctx context.Context, limit int, lease time.Duration) (
 // leased under a's token, so that a process whose lease ran out (and whose
 // event another process has claimed since) records nothing. The hook's
 // run of failures starts, ends or disables it in the same transaction.
+// backoffs only grows: an outcome that took no pause of the schedule (a
+// success, a Retry-After) leaves it.
 func (s *HookStore) Complete(ctx context.Context, a webhooks.Attempt, o webhooks.Outcome, disableAfter time.Duration) error {
 	const op = "storage.CompleteEvent"
 	status := map[webhooks.Status]int{webhooks.Pending: eventPending, webhooks.Delivered: eventDelivered, webhooks.Failed: eventFailed}[o.Status]
@@ -341,8 +351,9 @@ func (s *HookStore) Complete(ctx context.Context, a webhooks.Attempt, o webhooks
 	err := retry(ctx, op, func() error {
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
 			res, err := tx.ExecContext(ctx, `UPDATE webhook_event SET status = ?, last_status_code = ?, claim_token = NULL,
-				next_attempt_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE id = ? AND claim_token = ?`,
-				status, code, o.Next.Microseconds(), a.EventID, a.Token)
+				backoffs = GREATEST(backoffs, ?), next_attempt_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+				WHERE id = ? AND claim_token = ?`,
+				status, code, o.Backoffs, o.Next.Microseconds(), a.EventID, a.Token)
 			if err != nil {
 				return err
 			}

@@ -39,8 +39,14 @@ type Attempt struct {
 	Token    []byte
 	Body     []byte
 	Attempts int // attempts made, this one included
-	HookID   int64
-	URL      string
+	// Backoffs is how many of the schedule's pauses the delivery has
+	// taken: the attempts that a Retry-After paced are not among them.
+	Backoffs int
+	// RetryUntil is the end of the delivery's retry window (its first
+	// attempt plus RetryWindow); zero: the window starts with this attempt.
+	RetryUntil time.Time
+	HookID     int64
+	URL        string
 	// Secrets are the hook's as the claim read them: the call is signed
 	// with those active when it is made (Secrets.Active).
 	Secrets Secrets
@@ -51,6 +57,7 @@ type Outcome struct {
 	Status     Status // Pending: try again at Next
 	StatusCode int    // 0: no answer
 	Next       time.Duration
+	Backoffs   int  // the schedule's pauses taken, this one's included
 	Succeeded  bool // a 2xx: the hook's continuous failure ends
 	Gone       bool // 410: disable the hook now
 }
@@ -73,16 +80,33 @@ type Outbox interface {
 // delivery is failed.
 var schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// MaxAttempts is how many calls a delivery gets before it is failed.
+// MaxAttempts is how many calls a delivery gets when every pause is the
+// schedule's; attempts that a Retry-After paced come on top, within
+// RetryWindow.
 var MaxAttempts = len(schedule) + 1
 
-// RetryAfter is the pause after the attempts-th failed attempt, and false
-// when there is to be none: the delivery has failed.
-func RetryAfter(attempts int) (time.Duration, bool) {
-	if attempts < 1 || attempts > len(schedule) {
+// RetryWindow is how long a delivery is retried, from its first attempt:
+// the longest the schedule can take (every pause +20 %), about 33 hours,
+// so that the window never cuts a schedule short. A receiver's Retry-After
+// says when the next attempt comes, not how many are left: a receiver that
+// answered 429 with `Retry-After: 3` once used up the eight attempts in 21
+// seconds, and the event was lost. Its attempts now go on until the window
+// is spent, and no Retry-After, however long, stretches it.
+var RetryWindow = func() time.Duration {
+	var w time.Duration
+	for _, d := range schedule {
+		w += d + d/5
+	}
+	return w
+}()
+
+// RetryAfter is the schedule's n-th pause, and false when it has none:
+// the delivery has failed.
+func RetryAfter(n int) (time.Duration, bool) {
+	if n < 1 || n > len(schedule) {
 		return 0, false
 	}
-	d := schedule[attempts-1]
+	d := schedule[n-1]
 	return d - d/5 + rand.N(2*d/5+1), true
 }
 
@@ -98,8 +122,13 @@ const (
 	// DisableAfter is how long a hook fails continuously before it is
 	// disabled (Svix: five days).
 	DisableAfter = 5 * 24 * time.Hour
-	// maxRetryAfter caps a receiver's Retry-After.
+	// maxRetryAfter caps a receiver's Retry-After (the window's end caps
+	// it further).
 	maxRetryAfter = 24 * time.Hour
+	// minRetryAfter is the shortest pause a Retry-After gets: a receiver
+	// answering with a date a moment away is not called in a loop. (0 or
+	// a past date is no Retry-After: the schedule's pause.)
+	minRetryAfter = time.Second
 	// answerLimit is how much of an answer's body is read: it is only
 	// drained, so that the connection can be reused.
 	answerLimit = 64 << 10
@@ -141,8 +170,9 @@ type RelayOptions struct {
 	Guard      *Guard
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
-	// Now is the clock of the calls' webhook-timestamp, and of which
-	// secrets sign them; default time.Now.
+	// Now is the clock of the calls' webhook-timestamp, of which secrets
+	// sign them, and of whether a delivery's retry window is spent;
+	// default time.Now.
 	Now func() time.Time
 }
 
@@ -329,17 +359,33 @@ func (r *Relay) call(ctx context.Context, a Attempt) Outcome {
 	}
 }
 
-// failed is the outcome of a failed attempt: the next by the schedule, or
-// after the receiver's Retry-After when it gave one, or failed for good.
+// failed is the outcome of a failed attempt: the next after the
+// receiver's Retry-After when it gave one (which takes none of the
+// schedule's pauses), else after the schedule's next pause; never past the
+// end of the retry window. Failed for good once the window is spent or the
+// schedule has no pause left.
 func (r *Relay) failed(a Attempt, code int, after time.Duration) Outcome {
-	next, ok := RetryAfter(a.Attempts)
-	if !ok {
-		return Outcome{Status: Failed, StatusCode: code}
+	o := Outcome{Status: Failed, StatusCode: code, Backoffs: a.Backoffs}
+	left := RetryWindow
+	if !a.RetryUntil.IsZero() {
+		left = a.RetryUntil.Sub(r.o.Now())
+	}
+	if left <= 0 {
+		return o
 	}
 	if after > 0 {
-		next = after
+		o.Next = max(after, minRetryAfter)
+	} else {
+		next, ok := RetryAfter(a.Backoffs + 1)
+		if !ok {
+			return o
+		}
+		o.Next, o.Backoffs = next, a.Backoffs+1
 	}
-	return Outcome{Status: Pending, StatusCode: code, Next: next}
+	// The last attempt comes at the window's end at the latest: a
+	// Retry-After of days does not put it off past the window.
+	o.Status, o.Next = Pending, min(o.Next, left)
+	return o
 }
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date; 0 when
