@@ -208,8 +208,12 @@ func (h *counterHandlers) list(c *fiber.Ctx) error {
 }
 
 // maxAge says how stale a list may be: it may come from a cache that lags
-// by up to the list TTL.
+// by up to the list TTL. Without one, a client revalidates as it does a
+// counter's read.
 func maxAge(ttl time.Duration) string {
+	if ttl == 0 {
+		return "no-cache"
+	}
 	secs := int(ttl.Round(time.Second) / time.Second)
 	if secs < 1 {
 		secs = 1

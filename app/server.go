@@ -34,7 +34,7 @@ type Options struct {
 	Keys         *keys.Service
 	BodyLimit    int           // bytes; default DefaultBodyLimit
 	DBTimeout    time.Duration // deadline of each request's MySQL/Redis work; default DefaultDBTimeout
-	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); default counters.DefaultListTTL
+	ListTTL      time.Duration // how stale a cached list may be (COUNTERS_LIST_TTL); 0: lists show every answered write
 	ReadTimeout  time.Duration // a request's arrival, from its first byte (or the connection's opening) to its last; default 10s
 	WriteTimeout time.Duration // writing an answer; default 10s
 	IdleTimeout  time.Duration // a keep-alive connection's wait for its next request; default 60s
@@ -75,9 +75,6 @@ func (o *Options) defaults() {
 	}
 	if o.DBTimeout == 0 {
 		o.DBTimeout = DefaultDBTimeout
-	}
-	if o.ListTTL == 0 {
-		o.ListTTL = counters.DefaultListTTL
 	}
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = DefaultReadTimeout

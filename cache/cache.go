@@ -40,7 +40,7 @@ import (
 type Options struct {
 	Lease      time.Duration         // how long after its MySQL read began a counter entry is trusted; default DefaultLease
 	ClockSkew  time.Duration         // how far the clocks of the service's hosts and Redis's may differ; default DefaultClockSkew
-	ListTTL    time.Duration         // how stale a cached page of a listing may be; default counters.DefaultListTTL
+	ListTTL    time.Duration         // how stale a cached page of a listing may be; 0: lists are not cached, they show every answered write
 	Timeout    time.Duration         // deadline of each Redis call, the hit limits' too; default DefaultTimeout
 	Cooldown   time.Duration         // how long Redis is skipped after repeated failures; default 1s
 	KeyPrefix  string                // of every key, the hit limits' too; default "counters:v1:"
@@ -59,9 +59,7 @@ func (o *Options) defaults() {
 		o.Lease = DefaultLease
 	}
 	o.ClockSkew = max(o.ClockSkew, 0)
-	if o.ListTTL <= 0 {
-		o.ListTTL = counters.DefaultListTTL
-	}
+	o.ListTTL = max(o.ListTTL, 0)
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}

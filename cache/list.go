@@ -10,13 +10,16 @@ import (
 	"github.com/countersvc/countersvc/counters"
 )
 
-// List implements counters.Store. Pages are never invalidated: each carries
-// the time its MySQL read began and is served only while younger than
-// ListTTL, so a listing lags writes by at most ListTTL however late Redis
-// stores it. (Lag measured with this host's clock; hosts must keep time.)
-// A Fresh listing is read from MySQL.
+// List implements counters.Store. By default (ListTTL 0) a listing is read
+// from MySQL, not shared with one already in flight, which may have begun
+// before a write answered, so that it shows every write answered before
+// it began. Where the operator lets lists lag, pages are never
+// invalidated: each carries the time its MySQL read began and is served
+// only while younger than ListTTL, so a listing lags writes by at most
+// ListTTL however late Redis stores it. (Lag measured with this host's
+// clock; hosts must keep time.) A Fresh listing is read from MySQL.
 func (s *Store) List(ctx context.Context, f counters.ListFilter) (*counters.Page, error) {
-	if f.Fresh {
+	if f.Fresh || s.o.ListTTL == 0 {
 		return s.next.Store.List(ctx, f)
 	}
 	key := s.keys.list(f)

@@ -11,8 +11,57 @@ import (
 	"github.com/countersvc/countersvc/internal/testenv"
 )
 
-// While a writer increments, every listing must show at least the value
-// acknowledged ListTTL before the listing began, and listings must be served
+// By default a listing shows every write answered before it began, as a
+// read of one counter does: while writers increment, no listing shows
+// less than a value already acknowledged, and none is served from Redis.
+func TestListsShowEveryAnsweredWriteByDefault(t *testing.T) {
+	st := newStack(t, cache.Options{})
+	ctx := context.Background()
+	st.increment(t, "fresh/a", 1)
+	var mu sync.Mutex
+	var acked int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(time.Second)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				v, err := st.svc.Increment(ctx, "fresh/a", 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				acked = max(acked, v)
+				mu.Unlock()
+			}
+		}()
+	}
+	lists := 0
+	for ; time.Now().Before(end); lists++ {
+		mu.Lock()
+		floor := acked
+		mu.Unlock()
+		page, err := st.svc.List(ctx, counters.ListFilter{Prefix: "fresh/", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := page.Counters[0].Value; got < floor {
+			t.Fatalf("listing %d shows %d, but %d was acknowledged before it began", lists, got, floor)
+		}
+	}
+	wg.Wait()
+	if lists < 10 {
+		t.Fatalf("only %d listings ran", lists)
+	}
+	if n := st.metric(t, "counters_cache_hits_total", "view=list"); n != 0 {
+		t.Fatalf("%v listings were served from Redis", n)
+	}
+}
+
+// With a ListTTL, while a writer increments, every listing must show at
+// least the value acknowledged ListTTL before the listing began, and listings must be served
 // from Redis at all.
 func TestListsLagWritesByAtMostListTTL(t *testing.T) {
 	const ttl = 300 * time.Millisecond

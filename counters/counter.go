@@ -110,9 +110,12 @@ const (
 	MaxListLimit     = 1000
 )
 
-// DefaultListTTL is how long a listing may lag the writes by default: the
-// read cache keeps a page that long, and HTTP lets clients keep it as long.
-const DefaultListTTL = time.Second
+// DefaultListTTL is how long a listing may lag the writes by default:
+// none. A listing is read from MySQL and shows every write answered before
+// it began, as a read of one counter does. An operator may let lists lag
+// (COUNTERS_LIST_TTL) to spare MySQL: the read cache then keeps a page
+// that long, and HTTP lets clients keep it as long.
+const DefaultListTTL = 0
 
 // Page is one page of a listing; NextAfter is nil on the last page.
 type Page struct {

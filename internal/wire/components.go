@@ -93,7 +93,7 @@ type Cache struct {
 	Timeout   time.Duration `env:"COUNTERS_REDIS_TIMEOUT"`
 	Lease     time.Duration `env:"COUNTERS_CACHE_LEASE"`
 	ClockSkew time.Duration `env:"COUNTERS_CACHE_CLOCK_SKEW"`
-	ListTTL   time.Duration `env:"COUNTERS_LIST_TTL"` // also the lists' Cache-Control, with or without Redis
+	ListTTL   time.Duration `env:"COUNTERS_LIST_TTL"` // how long lists may lag, also their Cache-Control, with or without Redis; 0: none
 }
 
 // Validate checks the cache's settings.
@@ -107,7 +107,10 @@ func (c Cache) Validate() error {
 	if c.ClockSkew < 0 {
 		return errors.New("COUNTERS_CACHE_CLOCK_SKEW: must be 0 or a positive duration such as 50ms")
 	}
-	return positive(setting{"COUNTERS_REDIS_TIMEOUT", c.Timeout}, setting{"COUNTERS_CACHE_LEASE", c.Lease}, setting{"COUNTERS_LIST_TTL", c.ListTTL})
+	if c.ListTTL < 0 {
+		return errors.New("COUNTERS_LIST_TTL: must be 0 (lists show every answered write) or a positive duration such as 1s")
+	}
+	return positive(setting{"COUNTERS_REDIS_TIMEOUT", c.Timeout}, setting{"COUNTERS_CACHE_LEASE", c.Lease})
 }
 
 // Coalesce is the coalescer's; On false leaves it out.
