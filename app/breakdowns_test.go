@@ -195,6 +195,8 @@ func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 		{"/v1/breakdown?prefix=sales/&by=channel", []row{{"web", 9}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 18},
 		{"/v1/breakdown?prefix=sales/&by=name", []row{{"sales/a", 14}, {"sales/b", 4}}, 0, 18},
 		{"/v1/counters/sales%2Fa/breakdown?by=channel&from=2020-01-01&to=2020-02-01", nil, 0, 0},
+		// A sum, not a series: more days than a history answers at once.
+		{"/v1/counters/sales%2Fa/breakdown?by=channel&from=" + today.AddDate(-5, 0, 0).Format(time.DateOnly), []row{{"web", 5}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

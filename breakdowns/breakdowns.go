@@ -115,7 +115,7 @@ func (s *Service) Parse(r Request) (Query, error) {
 		}
 		q.Limit = int(n)
 	}
-	hq, err := s.history.Parse(history.Request{Name: r.Name, Prefix: r.Prefix, Step: string(history.Day), Zone: r.Zone, From: r.From, To: r.To})
+	hq, err := s.history.Parse(history.Request{Name: r.Name, Prefix: r.Prefix, Step: string(history.Day), Zone: r.Zone, From: r.From, To: r.To, Summed: true})
 	if err != nil {
 		return q, err
 	}

@@ -128,6 +128,9 @@ type Request struct {
 	Name, Prefix string
 	Step, Zone   string
 	From, To     string
+	// Summed says the range is summed, not answered period by period (a
+	// breakdown's): it may hold more than MaxPoints periods.
+	Summed bool
 }
 
 // Parse checks r and turns it into a Query with whole periods; every

@@ -77,7 +77,7 @@ func parse(r Request, now time.Time) (Query, error) {
 	} else {
 		q.From = floor(from, q.Step, q.Zone)
 	}
-	if n := len(periodStarts(q.From, q.To, q.Step, q.Zone, MaxPoints)); n > MaxPoints {
+	if n := len(periodStarts(q.From, q.To, q.Step, q.Zone, MaxPoints)); n > MaxPoints && !r.Summed {
 		return q, counters.Errorf(counters.EINVALID, "The range holds more than %d %ss; narrow it or use a longer step.", MaxPoints, q.Step)
 	}
 	return q, nil

@@ -131,6 +131,7 @@ func TestParse(t *testing.T) {
 		{"from tomorrow without to", Request{Name: "a", From: "2025-04-18"}, "", "", 0, "must be before the end of the current day"},
 		{"from in the future without to", Request{Name: "a", From: "2026-01-01"}, "", "", 0, "must be before the end of the current day"},
 		{"too many points", Request{Name: "a", Step: "hour", From: "2025-01-01", To: "2025-04-01"}, "", "", 0, "more than 1000 hours"},
+		{"a summed range may hold more than 1000 periods", Request{Name: "a", From: "2020-01-01", To: "2025-01-01", Summed: true}, "2020-01-01T00:00:00Z", "2025-01-01T00:00:00Z", 1001, ""},
 		{"1000 points are fine", Request{Name: "a", Step: "hour", From: "2025-01-01T00:00:00Z", To: "2025-02-11T16:00:00Z"}, "2025-01-01T00:00:00Z", "2025-02-11T16:00:00Z", 1000, ""},
 		{"empty prefix", Request{}, "", "", 0, "prefix must not be empty"},
 		{"bad name", Request{Name: "a\x01"}, "", "", 0, "control characters"},
