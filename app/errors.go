@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -112,9 +114,34 @@ func methodStatus(err error) (int, bool) {
 	return 0, false
 }
 
+// outageLog lets the log have one 503 a second, with how many it left out
+// since the last: during an outage every request is answered 503 (tens of
+// thousands a minute), and a line each would bury the log and cost the
+// service writing it. A 500 (a bug) is always logged.
+type outageLog struct {
+	mu      sync.Mutex
+	next    time.Time
+	skipped int
+}
+
+// admit reports whether a 503 at now is logged, and how many were left out
+// before it.
+func (o *outageLog) admit(now time.Time) (bool, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if now.Before(o.next) {
+		o.skipped++
+		return false, 0
+	}
+	skipped := o.skipped
+	o.next, o.skipped = now.Add(time.Second), 0
+	return true, skipped
+}
+
 // errorHandler writes every error as the contract's JSON error. Internal
 // causes go to the log, never to the client.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	var outages outageLog
 	return func(c *fiber.Ctx, err error) error {
 		err = toDomain(err)
 		code := counters.ErrorCode(err)
@@ -122,7 +149,12 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if s, ok := methodStatus(err); ok {
 			status = s
 		}
-		if status >= 500 {
+		if status == fiber.StatusServiceUnavailable {
+			if ok, skipped := outages.admit(time.Now()); ok {
+				log.Warn("request unavailable", "request_id", requestID(c), "method", c.Method(),
+					"path", c.Path(), "status", status, "error", err.Error(), "unavailable_not_logged", skipped)
+			}
+		} else if status >= 500 {
 			log.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "status", status, "error", err.Error())
 		}
