@@ -35,6 +35,7 @@ const liveRetry = 2000
 type liveHandlers struct {
 	dbBudget
 	hub       liveOpener
+	keys      *keys.Service
 	hits      *hitHandlers
 	proxies   trustedProxies
 	drain     *Drain
@@ -56,7 +57,7 @@ func Live(hub liveOpener, heartbeat time.Duration) Capability {
 		heartbeat = DefaultHeartbeat
 	}
 	return capabilityFunc(func(r router) {
-		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, hits: r.hits, proxies: r.proxies, drain: r.drain,
+		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, keys: r.keys, hits: r.hits, proxies: r.proxies, drain: r.drain,
 			heartbeat: heartbeat, writeWait: r.writeWait}
 		r.publicGet("/hits/:name/events", publicRoute, publicHeaders("no-store"), h.hit)
 		r.private("GET", "/counters/:name/events", nameAccess(keys.Read), h.counter)
@@ -119,6 +120,13 @@ func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Requ
 		s.Close()
 		return nil
 	}
+	// The request was authenticated once, at its start; the stream goes on
+	// reading long after. It ends once its key may no longer be used
+	// (revoked by any process, or expired), within the bound of the key's
+	// requests' refusal: a revoked key reads nothing more (API.md). Keys
+	// cannot be edited, so what a key may read never narrows otherwise.
+	// A public stream, the admin's, a loopback client's: never revoked.
+	revoked, unwatch := h.keys.Watch(principal(c))
 	// The stream takes the connection over (Hijack) once the middleware
 	// has set every header: its goroutine is the one goroutine the stream
 	// costs, writing to the socket itself. fasthttp's own body stream
@@ -133,14 +141,16 @@ func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Requ
 	rc.Response.Header.SetContentLength(-1) // chunked: the end of the stream is told, not guessed
 	rc.Response.SetConnectionClose()
 	rc.HijackSetNoResponse(true)
-	rc.Hijack(func(conn net.Conn) { h.serve(rc, conn, s) })
+	rc.Hijack(func(conn net.Conn) { h.serve(rc, conn, s, revoked, unwatch) })
 	return nil
 }
 
 // serve writes the stream s to conn until the client leaves, the drain
-// starts or the hub closes.
-func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Stream) {
+// starts, the hub closes or the stream's key is revoked (unwatch ends
+// the watch of it).
+func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Stream, revoked <-chan struct{}, unwatch func()) {
 	defer s.Close()
+	defer unwatch()
 	gone := watchPeer(conn)
 	defer func() {
 		// fasthttp releases the connection's reader to its pool once
@@ -185,6 +195,8 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 			return
 		case <-gone:
 			return
+		case <-revoked:
+			return
 		case <-beat.C:
 			// Every heartbeat, events or not: the contract promises a
 			// comment at least every 15 s. It is also how a client that
@@ -209,6 +221,9 @@ func (h *liveHandlers) serve(rc *fasthttp.RequestCtx, conn net.Conn, s *live.Str
 				t.Stop()
 				return
 			case <-gone:
+				t.Stop()
+				return
+			case <-revoked:
 				t.Stop()
 				return
 			case <-t.C:

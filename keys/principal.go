@@ -11,7 +11,8 @@ import (
 // Principal is who a request comes from, once authenticated: the admin (the
 // API token, or a loopback client when no token is set) or an app's key.
 type Principal struct {
-	key *Key // nil: the admin
+	key  *Key     // nil: the admin
+	hash [32]byte // the key's secret's, for Service.Watch
 }
 
 // admin is the principal of the API token.

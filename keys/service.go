@@ -47,6 +47,9 @@ type Service struct {
 	seen   map[[32]byte]*verified // by the secret's hash
 	usage  map[int64]*atomic.Bool // by key id: used since the last Touch
 	flight singleflight.Group
+
+	watchMu sync.Mutex
+	watches map[*watch]struct{} // the open streams' keys (Watch)
 }
 
 // verified is what this process believes of a secret, and since when.
@@ -80,7 +83,7 @@ func New(store Store, o Options) *Service {
 		o.Now = time.Now
 	}
 	s := &Service{store: store, o: o, m: newMetrics(o.Registerer),
-		seen: map[[32]byte]*verified{}, usage: map[int64]*atomic.Bool{}}
+		seen: map[[32]byte]*verified{}, usage: map[int64]*atomic.Bool{}, watches: map[*watch]struct{}{}}
 	if o.AdminToken != "" {
 		s.token = []byte(o.AdminToken)
 	}
@@ -171,6 +174,12 @@ func (s *Service) verify(ctx context.Context, hash [32]byte) (*verified, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.LookupTimeout)
 	defer cancel()
+	return s.lookupShared(ctx, hash)
+}
+
+// lookupShared looks the hash up, in one lookup with every concurrent
+// caller that asks for the same hash.
+func (s *Service) lookupShared(ctx context.Context, hash [32]byte) (*verified, error) {
 	r, err, _ := s.flight.Do(string(hash[:]), func() (any, error) { return s.lookup(ctx, hash) })
 	if err != nil {
 		return nil, err
@@ -196,7 +205,7 @@ func (s *Service) lookup(ctx context.Context, hash [32]byte) (*verified, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k != nil {
-		v.key, v.principal = k, &Principal{key: k}
+		v.key, v.principal = k, &Principal{key: k, hash: hash}
 		if v.used = s.usage[k.ID]; v.used == nil {
 			v.used = new(atomic.Bool)
 			s.usage[k.ID] = v.used
@@ -218,6 +227,103 @@ func (s *Service) forget(id int64) {
 		if v.key != nil && v.key.ID == id {
 			delete(s.seen, h)
 		}
+	}
+}
+
+// watch is an open stream's hold on the key it was opened with (Watch).
+type watch struct {
+	hash [32]byte
+	gone chan struct{} // closed once the key is revoked or expired
+}
+
+// Watch returns a channel that is closed once p's key may no longer be
+// used, revoked by any process or expired, and a stop to call when the
+// caller no longer needs to know. It is for answers that outlive their
+// request, live-update streams: a request is authenticated once, at its
+// start, so a stream opened with a key would otherwise go on reading
+// after every request of the key is refused. RecheckWatches finds the
+// revocation within the bound of the requests' refusal. The admin (the
+// API token, a loopback client without one) and a public request (p nil)
+// cannot be revoked: their channel is nil, never closed.
+func (s *Service) Watch(p *Principal) (gone <-chan struct{}, stop func()) {
+	if p == nil || p.key == nil {
+		return nil, func() {}
+	}
+	w := &watch{hash: p.hash, gone: make(chan struct{})}
+	s.watchMu.Lock()
+	s.watches[w] = struct{}{}
+	s.watchMu.Unlock()
+	return w.gone, func() {
+		s.watchMu.Lock()
+		delete(s.watches, w)
+		s.watchMu.Unlock()
+	}
+}
+
+// RecheckWatches checks the watched keys until ctx ends, every half
+// Recheck, and ends the watches of those revoked or expired. It goes
+// through what this process believes of each key, as a request does, but
+// never believes it longer than Recheck, nor in the background: a
+// revocation committed anywhere is seen within Recheck and a half plus one
+// lookup (750 ms and a query by default), inside the second within which
+// every process refuses the key's requests; a revocation by this process
+// (forget) within half a Recheck. It costs a lookup per watched key per
+// Recheck at most, shared with the key's requests, whatever the number of
+// its streams, and nothing to anybody else: writes and other requests never
+// come here.
+//
+// Not deadline.Every, whose rounds end at the interval: a request that
+// asks for the same key meanwhile joins the round's lookup (flight), and
+// must get its own LookupTimeout from it, not a 503 after 250 ms of a slow
+// MySQL. A round that takes longer only delays the next.
+func (s *Service) RecheckWatches(ctx context.Context) {
+	t := time.NewTicker(s.o.Recheck / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.recheckWatches(ctx)
+		}
+	}
+}
+
+func (s *Service) recheckWatches(ctx context.Context) {
+	byKey := map[[32]byte][]*watch{}
+	s.watchMu.Lock()
+	for w := range s.watches {
+		byKey[w.hash] = append(byKey[w.hash], w)
+	}
+	s.watchMu.Unlock()
+	now := s.o.Now()
+	for hash, ws := range byKey {
+		s.mu.RLock()
+		v := s.seen[hash]
+		s.mu.RUnlock()
+		if v == nil || time.Since(v.at) >= s.o.Recheck {
+			var err error
+			lctx, cancel := context.WithTimeout(ctx, s.o.LookupTimeout)
+			v, err = s.lookupShared(lctx, hash)
+			cancel()
+			if err != nil {
+				// MySQL cannot say: the streams stay until it can. A
+				// request would be refused 503 meanwhile, not 401, and the
+				// stream itself waits for MySQL to send anything.
+				continue
+			}
+		}
+		if v.key != nil && v.key.RevokedAt == nil && !v.key.expired(now) {
+			continue
+		}
+		s.watchMu.Lock()
+		for _, w := range ws {
+			if _, ok := s.watches[w]; ok { // not stopped meanwhile: closed once
+				delete(s.watches, w)
+				close(w.gone)
+			}
+		}
+		s.watchMu.Unlock()
 	}
 }
 

@@ -178,6 +178,7 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 	// API keys: who may reach the private API, and what each key may touch.
 	s.Keys = keys.New(storage.NewKeyStore(s.DB), keys.Options{AdminToken: cfg.Keys.AdminToken, LookupTimeout: cfg.MySQL.Timeout, Registerer: s.Registry, Log: log})
 	s.jobs.add("API keys' last use", func(ctx context.Context) { s.Keys.TouchEvery(ctx, touchEvery) })
+	s.jobs.add("API keys' open streams", s.Keys.RecheckWatches)
 	if s.Keys.Protected() {
 		log.Warn("COUNTERS_API_TOKEN is unset: the private API answers only clients on this machine (loopback) and API keys; set it to reach the API from elsewhere")
 	}
