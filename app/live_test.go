@@ -148,6 +148,38 @@ func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
 	}
 }
 
+// A prefix stream sends the deletion of a counter under it that did not
+// change while it was open, as of one that did: a deletion is a change,
+// whichever process committed it. The checks are made rare so that they do
+// not happen to read the counter before its deletion.
+func TestPrefixStreamSendsTheDeletionOfACounterUnchangedSinceItOpened(t *testing.T) {
+	rarely := func(c *wire.Config) { c.Live.CheckEvery = time.Hour }
+	rd := testenv.StartRedis(t)
+	writer, other := liveProcesses(t, rd, rarely)
+	for _, tc := range []struct {
+		name   string
+		stream *apptest.Env // the writer is the stream's process, or another
+	}{
+		{"deleted through the stream's process", writer},
+		{"deleted through another process", other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "lw" + strconv.Itoa(int(time.Now().UnixNano()%1e9)) + "/a"
+			esc := strings.ReplaceAll(name, "/", "%2F")
+			writer.Do(t, "PUT", "/v1/counters/"+esc, `{"value": 5}`)
+			s := apptest.OpenStream(t, tc.stream.URL+"/v1/events?prefix="+strings.TrimSuffix(esc, "a"))
+			time.Sleep(300 * time.Millisecond) // the writer learns that the stream's process watches
+			if r := writer.Do(t, "DELETE", "/v1/counters/"+esc, ""); r.Status != 204 {
+				t.Fatalf("DELETE: %d %s", r.Status, r.Body)
+			}
+			if ev := s.Next(t, 2*time.Second); ev.Event != "deleted" || ev.Name != name {
+				t.Errorf("%+v, want the deletion of %s", ev, name)
+			}
+			s.Quiet(t, 300*time.Millisecond) // once
+		})
+	}
+}
+
 // A key sees the streams of its own prefixes only.
 func TestStreamsAreScopedLikeReads(t *testing.T) {
 	e := apptest.New(t, liveOptions)

@@ -360,14 +360,15 @@ func (h *Hub) read(ctx context.Context, q Query, dirty bool) bool {
 			h.failing = false
 			h.o.Log.Info("live updates: reading watched counters again")
 		}
-		h.apply(part.Names, rows)
+		h.apply(part.Names, rows, dirty)
 	}
 	return ok
 }
 
 // apply hands on the states read for names (present in rows or deleted)
 // and the rows read under prefixes, each only when newer than the last.
-func (h *Hub) apply(names []string, rows []Update) {
+// changed says the names were marked by a change (not read by a check).
+func (h *Hub) apply(names []string, rows []Update, changed bool) {
 	slices.SortFunc(rows, func(a, b Update) int { return compareInt(a.Version, b.Version) })
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -385,8 +386,26 @@ func (h *Hub) apply(names []string, rows []Update) {
 		if _, ok := present[n]; ok {
 			continue
 		}
-		if last, ok := h.latest[n]; ok && !last.Deleted {
+		last, ok := h.latest[n]
+		switch {
+		case ok && !last.Deleted:
 			h.dispatchLocked(Update{Name: n, Value: last.Value, Version: last.Version + 1, Deleted: true})
+		case !ok && changed:
+			// A change marked it and it is gone: deleted, though no state of
+			// it was read before. That is a counter under a watched prefix
+			// that did not change while its streams were open (a prefix
+			// stream reads no counter when it opens, and a single
+			// counter's stream always has a state here): its deletion is a
+			// change like any other. Its last version is not known, so the
+			// deletion's is the time of this read, after the deletion's
+			// commit and after the open of every stream it reaches. A
+			// check's names are never taken for deleted so: a public page
+			// with no hit yet is missing, not deleted. A deletion committed
+			// just before a stream opened and read just after it (reads of
+			// marked names wait up to an Interval) reaches that stream too:
+			// one deleted event of a counter that is not there, which a
+			// client takes as what it is.
+			h.dispatchLocked(Update{Name: n, Version: h.o.Now().UnixMicro(), Deleted: true})
 		}
 	}
 }
