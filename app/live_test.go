@@ -180,6 +180,42 @@ func TestPrefixStreamSendsTheDeletionOfACounterUnchangedSinceItOpened(t *testing
 	}
 }
 
+// A prefix stream resumed with a Last-Event-ID sends the current value of
+// each counter under the prefix that changed after it; an id the service
+// does not know (garbled, not positive, ahead of every counter) is
+// answered with the current value of each counter, as docs/live-updates.md
+// says, so that a client never waits for nothing.
+func TestPrefixStreamAnswersAnUnknownLastEventIDWithTheCurrentValues(t *testing.T) {
+	e := apptest.New(t, liveOptions)
+	e.Do(t, "PUT", "/v1/counters/pf%2Fa", `{"value": 1}`)
+	single := apptest.OpenStream(t, e.URL+"/v1/counters/pf%2Fa/events")
+	idA := single.Next(t, 2*time.Second).ID
+	single.Close()
+	e.Do(t, "PUT", "/v1/counters/pf%2Fb", `{"value": 2}`)
+	for _, tc := range []struct {
+		id   string
+		want map[string]int64
+	}{
+		{idA, map[string]int64{"pf/b": 2}},
+		{"garbage", map[string]int64{"pf/a": 1, "pf/b": 2}},
+		{"-3", map[string]int64{"pf/a": 1, "pf/b": 2}},
+		{"0", map[string]int64{"pf/a": 1, "pf/b": 2}},
+		{"99999999999999999", map[string]int64{"pf/a": 1, "pf/b": 2}},
+	} {
+		s := apptest.OpenStream(t, e.URL+"/v1/events?prefix=pf%2F", "Last-Event-ID: "+tc.id)
+		got := map[string]int64{}
+		for range tc.want {
+			ev := s.Next(t, 2*time.Second)
+			got[ev.Name] = ev.Value
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("Last-Event-ID %q: %v, want %v", tc.id, got, tc.want)
+		}
+		s.Quiet(t, 300*time.Millisecond) // once
+		s.Close()
+	}
+}
+
 // A key sees the streams of its own prefixes only.
 func TestStreamsAreScopedLikeReads(t *testing.T) {
 	e := apptest.New(t, liveOptions)

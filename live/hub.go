@@ -565,7 +565,8 @@ func (h *Hub) Counter(ctx context.Context, r Request) (*Stream, error) {
 
 // Prefix opens the stream of every counter under r.Prefix (non-empty). It
 // sends changes only: those after it opened, or with a Last-Event-ID, the
-// current state of each counter under the prefix that changed after it.
+// current state of each counter under the prefix that changed after it
+// (of every one, for an id that is no version of this service).
 func (h *Hub) Prefix(ctx context.Context, r Request) (*Stream, error) {
 	if r.Prefix == "" {
 		return nil, counters.Errorf(counters.EINVALID, "The prefix must not be empty.")
@@ -575,6 +576,14 @@ func (h *Hub) Prefix(ctx context.Context, r Request) (*Stream, error) {
 	floor := h.o.Now().UnixMicro()
 	if id, ok := parseID(r.LastEventID); ok && id <= floor {
 		floor = id
+	} else if strings.TrimSpace(r.LastEventID) != "" {
+		// An id the service does not know (garbled, not positive, ahead
+		// of this clock: another database's) is answered with the current
+		// value of every counter under the prefix, as a single counter's
+		// stream answers with its value (docs/live-updates.md): taken for
+		// no id, it sent nothing until a counter changed, and a client
+		// that had missed changes waited for nothing.
+		floor = 0
 	}
 	s, err := h.add(r, "", r.Prefix, floor)
 	if err != nil {
