@@ -147,6 +147,7 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 		{"POST", "/healthz", 405, "method_not_allowed", "GET, HEAD"},
 		{"POST", "/v1/hits/hits%2Fa", 405, "method_not_allowed", "GET, HEAD, OPTIONS"},
 		{"PUT", "/v1/counters/a/badge.svg", 405, "method_not_allowed", "GET, HEAD, OPTIONS"},
+		{"POST", "/v1/counters/hits%2Fa/shields.json", 405, "method_not_allowed", "GET, HEAD, OPTIONS"},
 		{"GET", "/v1/nothing-here", 404, "not_found", ""},
 		{"FOO", "/v1/counters/a", 501, "invalid_argument", ""},
 		{"PROPFIND", "/v1/nothing-here", 501, "invalid_argument", ""},
@@ -164,7 +165,7 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 			}
 			// The public endpoints' answers carry their headers, refusals
 			// of a method included: a page's script reads them.
-			public := strings.HasPrefix(tc.path, "/v1/hits/") || strings.HasSuffix(tc.path, "/badge.svg")
+			public := strings.HasPrefix(tc.path, "/v1/hits/") || strings.HasSuffix(tc.path, "/badge.svg") || strings.HasSuffix(tc.path, "/shields.json")
 			if got := r.Header.Get("Access-Control-Allow-Origin"); public != (got == "*") {
 				t.Errorf("Access-Control-Allow-Origin %q on a public path: %v", got, public)
 			}

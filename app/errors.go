@@ -161,6 +161,10 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		if code == counters.ERATELIMITED || status == fiber.StatusServiceUnavailable {
 			setRetryAfter(c)
 		}
+		if code == codeMethodNotAllowed && publicPath(c.Path()) {
+			c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+			c.Set(fiber.HeaderCacheControl, "no-store")
+		}
 		if drawError(c, err, code, status) {
 			return nil
 		}

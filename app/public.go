@@ -2,6 +2,7 @@ package app
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/countersvc/countersvc/counters"
 
@@ -82,13 +83,21 @@ func routePublic(r router, h *hitHandlers) {
 		{"/snippet.js", publicRoute, []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
 	for _, route := range routes {
-		// A method the path does not serve is answered 405 by the router
-		// after the middleware of the path: with the public headers too,
-		// as API.md has every answer of the public endpoints, so that a
-		// page's script can read the refusal.
-		r.v1.Use(route.path, route.handlers[0])
 		r.publicGet(route.path, route.name, route.handlers...)
 	}
+}
+
+// publicPath reports whether path is one of the public endpoints' (those
+// of routePublic), for the router's own answers there: a 405 for a method
+// they do not serve gets their headers too (errorHandler), as API.md has
+// every answer of theirs, so that a page's script can read the refusal.
+// Looked at only for such an answer: a middleware of each path would be
+// matched by every request, increments included.
+func publicPath(path string) bool {
+	if strings.HasPrefix(path, "/v1/hits/") || path == "/v1/snippet.js" {
+		return true
+	}
+	return strings.HasPrefix(path, "/v1/counters/") && (strings.HasSuffix(path, "/badge.svg") || strings.HasSuffix(path, "/shields.json"))
 }
 
 // newHitHandlers are the page-hit handlers, which the page-hit stream and
