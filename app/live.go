@@ -123,7 +123,7 @@ func (h *liveHandlers) open(c *fiber.Ctx, opener func(context.Context, live.Requ
 	// The request was authenticated once, at its start; the stream goes on
 	// reading long after. It ends once its key may no longer be used
 	// (revoked by any process, or expired), within the bound of the key's
-	// requests' refusal: a revoked key reads nothing more (API.md). Keys
+	// requests' refusal: a revoked key reads nothing more (docs/keys.md). Keys
 	// cannot be edited, so what a key may read never narrows otherwise.
 	// A public stream, the admin's, a loopback client's: never revoked.
 	revoked, unwatch := h.keys.Watch(principal(c))

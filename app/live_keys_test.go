@@ -21,8 +21,8 @@ func streamEndsWithin(t *testing.T, what string, s *apptest.Stream, since time.T
 
 // A stream opened with a key ends once the key is revoked, on the process
 // that revoked it and on every other one, within the bound of the
-// refusal of its requests (API.md: "every process of the service refuses
-// the key within 1 second"): a revoked key reads nothing more. The
+// refusal of its requests (openapi.yaml: every process of the service
+// refuses it "within 1 second"): a revoked key reads nothing more. The
 // admin's streams stay.
 func TestStreamsOfARevokedKeyEndWithinASecond(t *testing.T) {
 	a := apptest.New(t, liveOptions)

@@ -89,7 +89,7 @@ func routePublic(r router, h *hitHandlers) {
 
 // publicPath reports whether path is one of the public endpoints' (those
 // of routePublic), for the router's own answers there: a 405 for a method
-// they do not serve gets their headers too (errorHandler), as API.md has
+// they do not serve gets their headers too (errorHandler), as openapi.yaml has
 // every answer of theirs, so that a page's script can read the refusal.
 // Looked at only for such an answer: a middleware of each path would be
 // matched by every request, increments included.

@@ -25,7 +25,7 @@ import (
 // counter that exists: see refusal) is the request's answer too, and is
 // recorded as such: the change's transaction is rolled back and a second
 // one claims the key and records the refusal, so that a retry is answered
-// the same refusal, as API.md has it ("returns the first answer, status
+// the same refusal, as openapi.yaml has it ("returns the first answer, status
 // and body alike"), and does not apply the change once the bound moved.
 // Other failures (the database, a collision) record nothing: the key stays
 // free and a retry runs anew.
