@@ -1,4 +1,4 @@
-package clienttest
+package client_test
 
 import (
 	"context"
