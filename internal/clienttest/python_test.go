@@ -33,7 +33,17 @@ func TestPythonClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	venv := installPythonClient(t, python, src)
+	// pip takes seconds: it runs while the services start.
+	type installed struct {
+		venv string
+		err  error
+	}
+	install := make(chan installed, 1)
+	dir := t.TempDir()
+	go func() {
+		venv, err := installPythonClient(python, src, dir)
+		install <- installed{venv, err}
+	}()
 
 	svc := apptest.New(t, func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
 	const adminToken = "py-admin-token"
@@ -49,6 +59,11 @@ func TestPythonClient(t *testing.T) {
 	}
 	flaky := newFailFirstProxy(t, svc.URL)
 
+	in := <-install
+	if in.err != nil {
+		t.Fatalf("installing the Python client as its README says: %v", in.err)
+	}
+	venv := in.venv
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), "-m", "unittest", "discover",
@@ -109,20 +124,17 @@ func pythonBinary(t *testing.T) string {
 	return p
 }
 
-// installPythonClient makes a venv and installs the client from a copy of
-// src into it the way its README says, with no package index, and returns
-// the venv. A copy, so that the build's files (build/, *.egg-info) stay out
-// of the checkout.
-func installPythonClient(t *testing.T, python, src string) string {
-	t.Helper()
-	dir := t.TempDir()
+// installPythonClient makes a venv in dir and installs the client from a
+// copy of src into it as its README says, with no package index, and
+// returns the venv. A copy, so that the build's files (build/,
+// *.egg-info) stay out of the checkout.
+func installPythonClient(python, src, dir string) (string, error) {
 	pkg := filepath.Join(dir, "python")
 	if err := os.CopyFS(pkg, os.DirFS(src)); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	venv := filepath.Join(dir, "venv")
-	run := func(name string, args ...string) string {
-		t.Helper()
+	run := func(name string, args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, name, args...)
@@ -132,21 +144,31 @@ func installPythonClient(t *testing.T, python, src string) string {
 		cmd.Env = append(os.Environ(), "PIP_NO_INPUT=1", "PIP_NO_CACHE_DIR=1", "PIP_DISABLE_PIP_VERSION_CHECK=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			return "", fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return string(out), nil
 	}
-	run(python, "-m", "venv", "--system-site-packages", venv)
+	// The README's two lines: the system's pip and setuptools come in
+	// through --system-site-packages.
+	if _, err := run(python, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
+		return "", err
+	}
 	bin := filepath.Join(venv, "bin", "python")
-	run(bin, "-m", "pip", "install", "--no-build-isolation", "--no-index", pkg)
-	got := strings.TrimSpace(run(bin, "-c", "import countersvc, os; print(os.path.dirname(countersvc.__file__))"))
+	if _, err := run(bin, "-m", "pip", "install", "--no-build-isolation", "--no-index", pkg); err != nil {
+		return "", err
+	}
+	out, err := run(bin, "-c", "import countersvc, os; print(os.path.dirname(countersvc.__file__))")
+	if err != nil {
+		return "", err
+	}
+	got := strings.TrimSpace(out)
 	if !strings.HasPrefix(got, venv+string(filepath.Separator)) {
-		t.Fatalf("countersvc imports from %s, want the venv %s", got, venv)
+		return "", fmt.Errorf("countersvc imports from %s, want the venv %s", got, venv)
 	}
 	if _, err := os.Stat(filepath.Join(got, "py.typed")); err != nil {
-		t.Errorf("the installed package has no py.typed, so type checkers ignore its types: %v", err)
+		return "", fmt.Errorf("the installed package has no py.typed, so type checkers ignore its types: %v", err)
 	}
-	return venv
+	return venv, nil
 }
 
 // flakyFailures are what failFirstProxy answers each write's attempts
