@@ -75,7 +75,6 @@ func TestPythonClient(t *testing.T) {
 		"COUNTERS_ADMIN_TOKEN="+adminToken,
 		"COUNTERS_DROP_URLS="+strings.Join(dropURLs, ","),
 		"COUNTERS_FLAKY_URL="+flaky.URL,
-		"COUNTERS_FLAKY_FAILURES="+fmt.Sprint(len(flakyFailures)),
 		"PYTHONDONTWRITEBYTECODE=1",
 	)
 	out, err := cmd.CombinedOutput()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import io
 import json
 import re
@@ -673,8 +674,6 @@ class Client:
 def _events(a: Answer, s: Stream) -> Iterator[Event]:
     """The events of one connection, until it ends or breaks (then the
     caller reconnects)."""
-    import http.client
-
     try:
         while a.res is not None:
             raw = a.res.readline()
