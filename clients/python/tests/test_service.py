@@ -17,6 +17,7 @@ class Calls(unittest.TestCase):
         self.addCleanup(self.c.close)
 
     def test_counters_are_incremented_set_listed_reset_and_deleted(self) -> None:
+        self.c.ready()
         n = name(self, "books/Red Horse Hill")
         self.assertEqual(self.c.increment(n, 12), 12)
         self.assertEqual(self.c.increment(n, -2), 10)
@@ -182,6 +183,11 @@ class Keys(unittest.TestCase):
         self.assertEqual(cm.exception.code, Code.PERMISSION_DENIED)
         self.assertEqual([(x.name, x.secret) for x in admin.keys()], [("shop A", None)])
         self.assertEqual(admin.key(k.id).prefixes, ["shopA/"])
+        with self.assertRaises(countersvc.Error) as cm:
+            shop.reset_all(0)
+        self.assertEqual(cm.exception.code, Code.PERMISSION_DENIED)
+        self.assertEqual(admin.reset_all(7), 1)
+        self.assertEqual(shop.get("shopA/sales").value, 7)
         admin.delete_key(k.id)
         with self.assertRaises(countersvc.Error) as cm:
             shop.get("shopA/sales")
