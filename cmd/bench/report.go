@@ -146,6 +146,8 @@ func (r *report) write(dir string) error {
 		row(name, ratio(h.on.RPS, h.off.RPS), ">= 0.7x", h.on.RPS >= 0.7*h.off.RPS)
 		row(fmt.Sprintf("page hits from distinct visitors, %d conns: labelled (breakdowns on) %s/s over breakdowns off %s/s", targetConns, num(h.on.RPS), num(h.unlabelled.RPS)),
 			ratio(h.on.RPS, h.unlabelled.RPS), ">= 0.85x", h.on.RPS >= 0.85*h.unlabelled.RPS)
+		row(fmt.Sprintf("page hits, %d conns: every hit a new User-Agent %s/s over agents from a small set %s/s", targetConns, num(h.fresh.RPS), num(h.on.RPS)),
+			ratio(h.fresh.RPS, h.on.RPS), "", true)
 		if a := h.abacus; a != nil {
 			row(fmt.Sprintf("page hits from distinct visitors, %d conns: limits and visitors on %s/s over Abacus with its limiter %s/s", targetConns, num(h.on.RPS), num(a.RPS)),
 				ratio(h.on.RPS, a.RPS), ">= 1.5x", h.on.RPS >= 1.5*a.RPS)
