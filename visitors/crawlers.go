@@ -174,35 +174,31 @@ func firstBytes(re *syntax.Regexp) (first [256]bool, nullable, ok bool) {
 		first, nullable, ok = firstBytes(re.Sub[0])
 		return first, nullable || re.Min == 0, ok
 	case syntax.OpConcat:
-		nullable = true
-		for _, sub := range re.Sub {
-			f, n, ok := firstBytes(sub)
-			if !ok {
-				return first, false, false
-			}
-			for b := range f {
-				first[b] = first[b] || f[b]
-			}
-			if !n {
-				nullable = false
-				break
-			}
-		}
-		return first, nullable, true
+		return firstOfAll(re.Sub, true)
 	case syntax.OpAlternate:
-		for _, sub := range re.Sub {
-			f, n, ok := firstBytes(sub)
-			if !ok {
-				return first, false, false
-			}
-			for b := range f {
-				first[b] = first[b] || f[b]
-			}
-			nullable = nullable || n
-		}
-		return first, nullable, true
+		return firstOfAll(re.Sub, false)
 	}
 	return first, false, false // assertions: ^, $, \b, ...
+}
+
+// firstOfAll is firstBytes of a concatenation of subs (each can start a
+// match only while those before it can be empty), or of an alternation.
+func firstOfAll(subs []*syntax.Regexp, concat bool) (first [256]bool, nullable, ok bool) {
+	nullable = concat
+	for _, sub := range subs {
+		f, n, ok := firstBytes(sub)
+		if !ok {
+			return first, false, false
+		}
+		for b := range f {
+			first[b] = first[b] || f[b]
+		}
+		if concat && !n {
+			return first, false, true
+		}
+		nullable = nullable || n
+	}
+	return first, nullable, true
 }
 
 // literalPrefix is the lower-case literal every match of re starts with
