@@ -82,8 +82,10 @@ func (h *hitHandlers) publicName(c *fiber.Ctx) (string, error) {
 	return name, nil
 }
 
+// hit counts a page hit. Its name is checked by hits.Service.Count, first
+// thing, with publicName's answer: once a request.
 func (h *hitHandlers) hit(c *fiber.Ctx) error {
-	name, err := h.publicName(c)
+	name, err := pathName(c, "name")
 	if err != nil {
 		return err
 	}

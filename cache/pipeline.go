@@ -77,6 +77,8 @@ type queued struct {
 	add      func(context.Context, redis.Pipeliner) redis.Cmder // a command
 	keys     []string                                           // or a script call on keys
 	args     []any                                              // with these arguments after the pipeline's own
+	key      [1]string                                          // keys' memory for a call on one key (the page-hit limits')
+	arg      [1]any                                             // and args' for one argument
 
 	cmd redis.Cmder
 	at  int // where the answers of a script call start in cmd's reply
@@ -110,7 +112,11 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 // its p.answer answers. It gives up one timeout after since, when the
 // request began its work with Redis.
 func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []string, args ...any) ([]int64, error) {
-	q := &queued{keys: keys, args: args, deadline: since.Add(p.calls.timeout)}
+	// The request's own memory holds keys and args (the caller's slices
+	// then need none of the heap), a call of one key and one argument
+	// without more.
+	q := &queued{deadline: since.Add(p.calls.timeout)}
+	q.keys, q.args = append(q.key[:0], keys...), append(q.arg[:0], args...)
 	if err := p.wait(ctx, q); err != nil {
 		return nil, err
 	}

@@ -61,8 +61,11 @@ type Options struct {
 	Visitors *visitors.Counter
 	// Keys name clients in the limits and the visitor count; default
 	// Visitors' keys, else keys under this process's own salts.
-	Keys       *visitors.Keys
-	Bots       *visitors.Bots        // known crawlers, not visitors; default visitors.NewBots()
+	Keys *visitors.Keys
+	// Bots are the known crawlers, not visitors; default the labeller's
+	// (a labelled hit tells its crawler once, for its label and its
+	// visitor), else visitors.NewBots().
+	Bots       *visitors.Bots
 	Registerer prometheus.Registerer // nil: metrics are not registered
 	Log        *slog.Logger          // default: discard
 	// Labels labels each counted hit with where it came from (give it
@@ -99,6 +102,9 @@ func New(svc counters.Service, limits Limits, o Options) *Service {
 	}
 	if o.Keys == nil {
 		o.Keys = visitors.NewKeys(visitors.LocalSalts(), nil)
+	}
+	if o.Bots == nil && o.Labels != nil {
+		o.Bots = o.Labels.bots
 	}
 	if o.Bots == nil {
 		o.Bots = visitors.NewBots()
@@ -172,7 +178,7 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		// The earlier hit created the counter, and it has been deleted
 		// since: counted afresh.
 	}
-	value, err := s.increment(ctx, v)
+	value, bot, err := s.increment(ctx, v)
 	if err != nil {
 		if marked {
 			s.forget(ctx, hit)
@@ -185,18 +191,49 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		s.created(ctx, hit)
 	}
 	s.m.counted.Inc()
-	if who != nil && s.visitors != nil && !hit.Proxy && !s.bots.Is(v.UserAgent) {
+	if who != nil && s.visitors != nil && !hit.Proxy && !s.crawler(v, bot) {
 		s.visitors.Mark(v.Name, who.day, who.id)
 	}
 	return value, nil
 }
 
-// increment counts the hit, with its labels when the service labels hits.
-func (s *Service) increment(ctx context.Context, v Visit) (int64, error) {
+// increment counts the hit, with its labels when the service labels hits,
+// and says whether it came from a crawler where that was learnt on the
+// way: a labelled hit's labels say so (device "bot" is exactly the
+// crawlers of the labeller's bots, see Labeller), so that its agent is
+// looked up once.
+func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error) {
 	if s.labels == nil {
-		return s.counters.Increment(ctx, v.Name, 1)
+		value, err := s.counters.Increment(ctx, v.Name, 1)
+		return value, crawlerUnknown, err
 	}
-	return s.counters.IncrementLabelled(ctx, v.Name, 1, s.labels.Labels(v))
+	labels, bot := s.labels.labels(v)
+	known := crawlerNo
+	if bot {
+		known = crawlerYes
+	}
+	if s.labels.bots != s.bots {
+		known = crawlerUnknown
+	}
+	value, err := s.counters.IncrementLabelled(ctx, v.Name, 1, labels)
+	return value, known, err
+}
+
+// crawler is what a hit's way through Count learnt of its agent.
+type crawler uint8
+
+const (
+	crawlerUnknown crawler = iota // ask s.bots
+	crawlerYes
+	crawlerNo
+)
+
+// crawler reports whether v's agent is a known crawler's.
+func (s *Service) crawler(v Visit, known crawler) bool {
+	if known == crawlerUnknown {
+		return s.bots.Is(v.UserAgent)
+	}
+	return known == crawlerYes
 }
 
 // identify names the visit's client in the units of the limits, and its
@@ -221,7 +258,7 @@ func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
 	}
 	id := day.ID(v.Addr.String(), v.UserAgent)
 	hit.Client = day.ID(rateKey(v.Addr)).String()
-	hit.Visitor = day.ID(string(id[:]), v.Name).String()
+	hit.Visitor = day.Of(id, v.Name).String()
 	return hit, &visitor{day: day.Day(), id: id}
 }
 

@@ -80,6 +80,10 @@ type Labeller struct {
 	shared    *memo.Map[labelSet, counters.Labels]
 }
 
+// deviceBot is the device of the agents of the labeller's bots, and of no
+// other agent.
+const deviceBot = "bot"
+
 // labelsKept bounds the labeller's memories: the agents and the sets of
 // labels it keeps, each.
 const labelsKept = 4096
@@ -113,6 +117,12 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 // are), and a labelled increment may be queued past that. The map is
 // shared with the other hits of the same labels: nobody may write it.
 func (l *Labeller) Labels(v Visit) counters.Labels {
+	labels, _ := l.labels(v)
+	return labels
+}
+
+// labels are Labels(v), and whether v's agent is one of l's bots.
+func (l *Labeller) labels(v Visit) (counters.Labels, bool) {
 	set := labelSet{
 		referrer:    Referrer(v),
 		country:     l.country(v.Addr),
@@ -121,8 +131,9 @@ func (l *Labeller) Labels(v Visit) counters.Labels {
 		medium:      campaignValue(v.Campaign.Medium),
 		campaign:    campaignValue(v.Campaign.Campaign),
 	}
+	bot := set.device == deviceBot
 	if labels, ok := l.shared.Get(set); ok {
-		return labels
+		return labels, bot
 	}
 	// The set's strings may be v's memory: the kept ones are copies.
 	set.referrer = strings.Clone(set.referrer)
@@ -133,7 +144,7 @@ func (l *Labeller) Labels(v Visit) counters.Labels {
 	campaign(labels, LabelMedium, set.medium)
 	campaign(labels, LabelCampaign, set.campaign)
 	l.shared.Put(set, labels)
-	return labels
+	return labels, bot
 }
 
 // campaign sets the label key to the campaign value s, unless there is
@@ -213,7 +224,7 @@ func (l *Labeller) agentOf(userAgent string) agentLabels {
 	device := ""
 	switch {
 	case l.bots.Is(userAgent):
-		device = "bot"
+		device = deviceBot
 	case ua.Device() == agents.DeviceBot:
 		// A crawler the parser knows and crawlerdetect does not: it is
 		// counted as a visitor, so it is not labelled one of the bots.

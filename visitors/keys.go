@@ -108,6 +108,22 @@ func (d *DayKey) ID(parts ...string) ID {
 		in = binary.BigEndian.AppendUint64(in, uint64(len(p)))
 		in = append(in, p...)
 	}
+	return d.sum(m, in)
+}
+
+// Of returns ID(string(id[:]), part): an identifier derived from another
+// (a visitor's on one page) without copying id to a string first.
+func (d *DayKey) Of(id ID, part string) ID {
+	m := d.macs.Get().(*keyedMAC)
+	in := binary.BigEndian.AppendUint64(m.in[:0], uint64(len(id)))
+	in = append(in, id[:]...)
+	in = binary.BigEndian.AppendUint64(in, uint64(len(part)))
+	in = append(in, part...)
+	return d.sum(m, in)
+}
+
+// sum is the ID of in, the input m's buffer holds, and gives m back.
+func (d *DayKey) sum(m *keyedMAC, in []byte) ID {
 	m.mac.Reset()
 	m.mac.Write(in)
 	sum := m.mac.Sum(in[:0])

@@ -224,9 +224,12 @@ func (b *bench) hits() error {
 	on := b.wrk("hits, limits and visitors on", b.url+hitsPath, targetConns, visitorsScript)
 	off := b.wrk("hits, limits and visitors off", *b.urls["nolimits"]+hitsPath, targetConns, visitorsScript)
 	unlabelled := b.wrk("hits, breakdowns off (no labels)", *b.urls["nobreakdowns"]+hitsPath, targetConns, visitorsScript)
-	ms := []measure{on, off, unlabelled}
+	fresh := b.wrk("hits, limits and visitors on, every hit a new User-Agent", b.url+hitsPath, targetConns, newAgentsScript)
+	ms := []measure{on, off, unlabelled, fresh}
 	if b.abacusURL != "" {
-		ms = append(ms, b.wrk("hits, Abacus with its limiter", b.abacusURL+abacusHitPath, targetConns, visitorsScript))
+		ms = append(ms,
+			b.wrk("hits, Abacus with its limiter", b.abacusURL+abacusHitPath, targetConns, visitorsScript),
+			b.wrk("hits, Abacus with its limiter, every hit a new User-Agent", b.abacusURL+abacusHitPath, targetConns, newAgentsScript))
 	}
 	if err := b.warm(ms...); err != nil {
 		return err
@@ -237,10 +240,10 @@ func (b *bench) hits() error {
 	if err != nil {
 		return err
 	}
-	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unlabelled: rs[2].byRPS(), unchecked: unchecked[0]}
-	if len(rs) > 3 {
-		abacus := rs[3].byRPS()
-		b.r.hits.abacus = &abacus
+	b.r.hits = &hitsResult{on: rs[0].byRPS(), off: rs[1].byRPS(), unlabelled: rs[2].byRPS(), fresh: rs[3].byRPS(), unchecked: unchecked[0]}
+	if len(rs) > 4 {
+		abacus, abacusFresh := rs[4].byRPS(), rs[5].byRPS()
+		b.r.hits.abacus, b.r.hits.abacusFresh = &abacus, &abacusFresh
 	}
 	return nil
 }

@@ -133,14 +133,69 @@ end`, strings.ReplaceAll(prefix, `"`, `\"`), n, method, strings.ReplaceAll(suffi
 // visitorsScript makes every request come from another visitor: a random
 // X-Forwarded-For among the 16 million addresses of 10.0.0.0/8, which a
 // service that trusts 127.0.0.1 as its proxy takes for the client, with a
-// browser's User-Agent, so that each hit is a visitor and pays for it
-// (wrk's own would be taken for a script), and a Referer, so that a
-// labelled hit pays for its referrer too. Each request is formatted
-// anew, on both sides of any comparison.
-const visitorsScript = seedScript + `init = function(args)
+// browser's User-Agent and a Referer from small realistic sets (the
+// browsers and systems of a site's traffic, a search engine, a social
+// site, a news site, the site itself and none), so that each hit is a
+// visitor and pays for it (wrk's own agent would be taken for a script),
+// and a labelled hit pays for its labels as a real page's hits do. Each
+// request is formatted anew, on both sides of any comparison.
+var visitorsScript = hitsScript(false)
+
+// newAgentsScript is visitorsScript with every hit a User-Agent never seen
+// before (a browser's, with a random build number): what a hit costs when
+// nothing about its agent is remembered.
+var newAgentsScript = hitsScript(true)
+
+// hitAgents are the User-Agents of visitorsScript: the browsers of most of
+// a site's visitors, desktop and mobile, as they send them today.
+var hitAgents = []string{
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+	"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+	"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+	"Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0",
+	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+}
+
+// hitReferers are the Referers of visitorsScript ("": none).
+var hitReferers = []string{
+	"https://www.google.com/",
+	"https://news.example.com/item?id=1",
+	"https://t.co/abc123",
+	"https://example.org/blog/post",
+	"",
+}
+
+// hitsScript is visitorsScript, or with fresh agents newAgentsScript. A
+// fresh agent is a Chrome build number that no earlier hit sent.
+func hitsScript(fresh bool) string {
+	lua := func(list []string) string {
+		q := make([]string, len(list))
+		for i, s := range list {
+			q[i] = strconv.Quote(s)
+		}
+		return "{" + strings.Join(q, ", ") + "}"
+	}
+	agent := "agents[math.random(#agents)]"
+	if fresh {
+		agent = `string.format("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.%d.%d Safari/537.36", thread_id * 100000 + n % 100000, math.random(0, 9999))`
+	}
+	return seedScript + fmt.Sprintf(`local agents = %s
+local referers = %s
+local n = 0
+init = function(args)
   seed()
 end
 request = function()
-  local ip = string.format("10.%d.%d.%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
-  return wrk.format(nil, nil, {["X-Forwarded-For"] = ip, ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36", ["Referer"] = "https://news.example.com/item?id=1"})
-end`
+  n = n + 1
+  local ip = string.format("10.%%d.%%d.%%d", math.random(0, 255), math.random(0, 255), math.random(0, 255))
+  local headers = {["X-Forwarded-For"] = ip, ["User-Agent"] = %s}
+  local ref = referers[math.random(#referers)]
+  if ref ~= "" then
+    headers["Referer"] = ref
+  end
+  return wrk.format(nil, nil, headers)
+end`, lua(hitAgents), lua(hitReferers), agent)
+}

@@ -126,12 +126,9 @@ func buildHits(b *builder) (app.Capability, error) {
 		limits = cache.NewHitLimits(b.s.Cache, cache.HitLimits(b.cfg.Hits.Limits))
 	}
 	bots := visitors.NewBots()
-	var labels *hits.Labeller
-	if b.cfg.Breakdowns.On {
-		var err error
-		if labels, err = hitLabeller(b.cfg.Hits, bots, b.log); err != nil {
-			return nil, err
-		}
+	labels, err := hitLabeller(b.cfg, bots, b.log)
+	if err != nil {
+		return nil, err
 	}
 	b.hits = hits.New(b.s.Counters, limits, hits.Options{
 		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
@@ -140,15 +137,21 @@ func buildHits(b *builder) (app.Capability, error) {
 	return nil, nil
 }
 
-// hitLabeller labels page hits (when breakdowns are on: off, a hit costs
-// no parse), with the countries of COUNTERS_GEOIP_DB when it names a
-// file; bots are the crawlers the visitor count leaves out.
-func hitLabeller(cfg Hits, bots *visitors.Bots, log *slog.Logger) (*hits.Labeller, error) {
-	if cfg.GeoIPDB == "" {
+// hitLabeller labels page hits when their labels are counted
+// (breakdownsOn: breakdowns on, and history on, which breakdowns are
+// made of), with the countries of COUNTERS_GEOIP_DB when it names a file;
+// bots are the crawlers the visitor count leaves out. Otherwise it returns
+// nil: labels the store would drop must not cost a hit its User-Agent's
+// parse and its country's look-up.
+func hitLabeller(cfg Config, bots *visitors.Bots, log *slog.Logger) (*hits.Labeller, error) {
+	if !cfg.breakdownsOn() {
+		return nil, nil
+	}
+	if cfg.Hits.GeoIPDB == "" {
 		log.Info("page hits' countries are (unknown): COUNTERS_GEOIP_DB names no IP-to-country database (scripts/geoip fetches one)")
 		return hits.NewLabeller(nil, bots), nil
 	}
-	db, err := geoip.Open(cfg.GeoIPDB)
+	db, err := geoip.Open(cfg.Hits.GeoIPDB)
 	if err != nil {
 		return nil, fmt.Errorf("COUNTERS_GEOIP_DB: %v", err)
 	}
