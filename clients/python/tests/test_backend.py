@@ -62,7 +62,7 @@ class TheWheelIsComplete(unittest.TestCase):
                 self.assertNotIn("countersvc/__init__.py", zf.namelist())
 
 
-class TheSdistBuildsTheSameWheel(unittest.TestCase):
+class TheSdistIsComplete(unittest.TestCase):
     def test_it_holds_the_sources_tests_backend_and_pkg_info(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             name = backend.build_sdist(d)
