@@ -178,6 +178,8 @@ def _files(top):
     what Python and editors leave behind."""
     if top.is_file():
         return [top]
+    if not top.is_dir():
+        raise RuntimeError(f"{top} is missing")
     return sorted(p for p in top.rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
                   and not p.name.endswith("~"))
