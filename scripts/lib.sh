@@ -28,7 +28,7 @@ package_purpose() {
     libc6-dev) echo "the C headers cgo compiles against" ;;
     curl) echo "the documented examples (README.md, docs/)" ;;
     chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
-    python3|python3-pip|python3-setuptools) echo "the Python client's test, which installs it offline into a venv" ;;
+    python3|python3-pip) echo "the Python client's test, which installs it offline into a venv" ;;
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
     rsync) echo "Galera's state transfer between the cluster test's nodes" ;;
