@@ -2,6 +2,7 @@
 // internal/clienttest/js_test.go, which starts the service), clients that
 // retry fast, and names of their own.
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import { CountersClient } from "../dist/index.js";
 
 function env(name) {
@@ -37,4 +38,28 @@ export async function rejection(p) {
     return e;
   }
   throw new Error("the call succeeded; want an error");
+}
+
+/**
+ * A server that answers each request with the next of answers (the last
+ * repeats) and records what it was sent. An answer is [status, body,
+ * headers], or "drop" to close the connection without one.
+ */
+export async function scripted(t, ...answers) {
+  const reqs = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const a = answers[Math.min(reqs.length, answers.length - 1)];
+      reqs.push({ method: req.method, url: req.url, headers: req.headers, body });
+      if (a === "drop") return req.socket.destroy();
+      const [status, text = "", headers = {}] = a;
+      res.writeHead(status, { "Content-Type": "application/json", ...headers });
+      res.end(text);
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${server.address().port}`, reqs };
 }

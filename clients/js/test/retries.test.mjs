@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 import { CountersError } from "../dist/index.js";
-import { client, dropURL, flakyURL, rejection, unique } from "./helpers.mjs";
+import { client, dropURL, flakyURL, rejection, scripted, unique } from "./helpers.mjs";
 
 const direct = client();
 
@@ -52,30 +52,6 @@ test("an import of a short stream is retried with one key through the drop proxy
   assert.deepEqual([report.read, report.created], [2, 2], "the retry answers the first attempt's report");
   assert.equal((await direct.get(p + "b")).value, 6);
 });
-
-/**
- * A server that answers each request with the next of answers (the last
- * repeats) and records what it was sent. An answer is [status, body,
- * headers], or "drop" to close the connection without one.
- */
-async function scripted(t, ...answers) {
-  const reqs = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const a = answers[Math.min(reqs.length, answers.length - 1)];
-      reqs.push({ method: req.method, url: req.url, headers: req.headers, body });
-      if (a === "drop") return req.socket.destroy();
-      const [status, text = "", headers = {}] = a;
-      res.writeHead(status, { "Content-Type": "application/json", ...headers });
-      res.end(text);
-    });
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  t.after(() => new Promise((r) => server.close(r)));
-  return { url: `http://127.0.0.1:${server.address().port}`, reqs };
-}
 
 const apiError = (status, code) => [status, JSON.stringify({ error: { code, message: "It failed." } })];
 const ok = [200, '{"name":"a","value":3}'];
