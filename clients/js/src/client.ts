@@ -679,11 +679,19 @@ export class CountersClient {
           const reader = res.body.getReader();
           const text = new TextDecoder();
           let idle = setTimeout(() => conn.abort(), watchIdleMs);
+          // Not every fetch errors a body it is reading when its signal
+          // aborts (Debian's Node 18 with undici 5.15 leaves the read
+          // pending): the abort ends the read here.
+          const aborted = new Promise<never>((_, reject) => {
+            if (conn.signal.aborted) reject(conn.signal.reason);
+            conn.signal.addEventListener("abort", () => reject(conn.signal.reason), { once: true });
+          });
+          aborted.catch(() => {});
           try {
             for (;;) {
               let chunk: ReadableStreamReadResult<Uint8Array>;
               try {
-                chunk = await reader.read();
+                chunk = await Promise.race([reader.read(), aborted]);
               } catch {
                 break; // the stream broke: reconnect
               }
