@@ -61,7 +61,7 @@ test("a stream longer than 1 MiB is imported as it arrives, sent once, with a ke
   const line = JSON.stringify({ name: "big/" + "x".repeat(60), value: 1 }) + "\n";
   const lines = Math.ceil((1 << 20) / line.length) + 100;
   const long = () => (async function* () {
-    for (let i = 0; i < lines; i++) yield line;
+    for (let i = 0; i < lines; i += 100) yield line.repeat(Math.min(100, lines - i));
   })();
   const s = await scripted(t, [503, '{"error":{"code":"unavailable","message":"Try again."}}']);
   const e = await rejection(client(s.url).import(long()));
