@@ -736,6 +736,13 @@ function checkedLines(res: Response, scope: Scope): ReadableStream<Uint8Array> {
   const body = res.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
+      start(out) {
+        // The call's signal or timeout ends the stream even where fetch
+        // leaves a body read pending on abort (see stream()).
+        const stop = () => out.error(scope.signal.reason);
+        if (scope.signal.aborted) stop();
+        else scope.signal.addEventListener("abort", stop, { once: true });
+      },
       transform(chunk, out) {
         let start = 0;
         for (;;) {

@@ -79,3 +79,23 @@ test("a stream longer than 1 MiB is imported as it arrives, sent once, with a ke
   assert.equal(short.reqs[0].headers["idempotency-key"], short.reqs[1].headers["idempotency-key"]);
   assert.equal(short.reqs[1].headers["content-length"], String(line.length), "a whole body is sent with its length");
 });
+
+test("an export's signal ends its stream while the service is still sending", async (t) => {
+  const { createServer } = await import("node:http");
+  const server = createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "application/x-ndjson" });
+    res.write('{"name":"a","value":1}\n'); // and nothing more, for now
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  const ctl = new AbortController();
+  const stream = await client(`http://127.0.0.1:${server.address().port}`).export({ signal: ctl.signal });
+  const reader = stream.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), '{"name":"a","value":1}\n');
+  setTimeout(() => ctl.abort(), 50);
+  const e = await rejection(reader.read());
+  assert.equal(e.name, "AbortError");
+});
