@@ -33,6 +33,7 @@ package_purpose() {
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
     rsync) echo "Galera's state transfer between the cluster test's nodes" ;;
     iproute2) echo "ss, to see the cluster test's nodes listen" ;;
+    nodejs|npm) echo "the TypeScript client's tests (clients/js)" ;;
     *) echo "needed by scripts/${0##*/}" ;;
   esac
 }
