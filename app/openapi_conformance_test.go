@@ -599,6 +599,16 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 			x.status = http.StatusUnauthorized
 			s.doWithHead(t, e, x, x.status)
 		}
+		// An image client (a page's <img>) is answered a drawn badge, as
+		// the guide promises: its 401 is an image the document must list.
+		for _, headers := range [][]string{{"Accept: image/*"}, {"Accept: image/*", "Authorization: Bearer wrong"}} {
+			x := exchange{method: "GET", path: "/v1/counters/a/badge.svg", headers: headers, status: 401}
+			if r := s.do(t, e, x); !strings.HasPrefix(r.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(r.Body), "unauthenticated") {
+				t.Errorf("%s %q: %s %.200s, want a badge reading unauthenticated", x, headers, r.Header.Get("Content-Type"), r.Body)
+			}
+			x.method = http.MethodHead
+			s.do(t, e, x)
+		}
 	})
 	t.Run("rate limited", func(t *testing.T) {
 		// Redis's database 1: the cache of this service's own MySQL database
