@@ -113,15 +113,16 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 }
 
 // importTypes are the Content-Types an import's body may have (with any
-// parameters), besides none: JSON lines' own, text, and the form type that
+// parameters), besides none: JSON lines' own, text, the form type that
 // curl's --data-binary sends unless told otherwise (the guides' examples
-// send it). openapi.yaml lists exactly these; app/import_types_test.go
-// holds the two together.
-var importTypes = []string{"application/x-ndjson", "application/jsonl", "text/plain", fiber.MIMEApplicationForm}
+// send it), and JSON's, which curl --json and many HTTP libraries send
+// for anything JSON-like. openapi.yaml lists exactly these;
+// app/import_types_test.go holds the two together.
+var importTypes = []string{"application/x-ndjson", "application/jsonl", fiber.MIMEApplicationJSON, "text/plain", fiber.MIMEApplicationForm}
 
 // checkImportType refuses any other type, 415, before a line is read:
-// multipart/form-data (curl -F) wraps the file in parts that are no lines,
-// and application/json (curl --json) promises one document, not lines.
+// multipart/form-data (curl -F) wraps the file in parts that are no
+// lines, and CSV or XML are other formats.
 func checkImportType(c *fiber.Ctx) error {
 	ct := c.Get(fiber.HeaderContentType)
 	if ct == "" {
@@ -130,7 +131,7 @@ func checkImportType(c *fiber.Ctx) error {
 	if t, _, err := mime.ParseMediaType(ct); err == nil && slices.Contains(importTypes, t) {
 		return nil
 	}
-	return counters.Errorf(codeUnsupportedMediaType, "The import body must be JSON lines, sent with Content-Type application/x-ndjson, application/jsonl, text/plain or application/x-www-form-urlencoded (what curl --data-binary sends), or none, not %q; nothing was changed.", ct)
+	return counters.Errorf(codeUnsupportedMediaType, "The import body must be JSON lines, sent with Content-Type application/x-ndjson, application/jsonl, application/json, text/plain or application/x-www-form-urlencoded (what curl --data-binary sends), or none, not %q; nothing was changed.", ct)
 }
 
 // importOptions reads ?mode= (create, the default, or overwrite) and
