@@ -33,8 +33,9 @@ const documentedBase = "http://localhost:8080"
 // of its own instead.
 const documentedReceiver = "127.0.0.1:9000"
 
-// receiverRun is how the examples start the receiver; the test runs the
-// receiver it built instead (exec: so that ending the job ends it).
+// receiverRun is how the examples start the receiver. goWrapper runs the
+// receiver the test built instead (exec: so that ending the background
+// job ends the receiver), and refuses any other go command.
 const receiverRun = "go run ./docs/webhook-receiver"
 
 const goWrapper = `go() { [ "$*" = "run ./docs/webhook-receiver" ] || { echo "go $*: the examples may only run the receiver" >&2; return 1; }; exec webhook-receiver; }`
