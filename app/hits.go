@@ -44,7 +44,7 @@ func (h *hitHandlers) credentials(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if err := h.auth(c); err != nil && c.Get(fiber.HeaderAuthorization) != "" {
-		return err
+		return asBadgeError(c, defaultBadgeLabel, err) // drawn for an image client, as without credentials
 	}
 	return c.Next()
 }

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"io"
 	"iter"
+	"mime"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,9 @@ func (check lineCheck) lines(lines iter.Seq[counters.ImportLine]) iter.Seq[count
 }
 
 func (h *importHandlers) importCounters(c *fiber.Ctx) error {
+	if err := checkImportType(c); err != nil {
+		return err
+	}
 	opts, err := importOptions(c)
 	if err != nil {
 		return err
@@ -106,6 +110,28 @@ func (h *importHandlers) importCounters(c *fiber.Ctx) error {
 	markReplayed(c, report.Replayed, nil)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(toReportJSON(report))
+}
+
+// importTypes are the Content-Types an import's body may have (with any
+// parameters), besides none: JSON lines' own, text, the form type that
+// curl's --data-binary sends unless told otherwise (the guides' examples
+// send it), and JSON's, which curl --json and many HTTP libraries send
+// for anything JSON-like. openapi.yaml lists exactly these;
+// app/import_types_test.go holds the two together.
+var importTypes = []string{"application/x-ndjson", "application/jsonl", fiber.MIMEApplicationJSON, "text/plain", fiber.MIMEApplicationForm}
+
+// checkImportType refuses any other type, 415, before a line is read:
+// multipart/form-data (curl -F) wraps the file in parts that are no
+// lines, and CSV or XML are other formats.
+func checkImportType(c *fiber.Ctx) error {
+	ct := c.Get(fiber.HeaderContentType)
+	if ct == "" {
+		return nil
+	}
+	if t, _, err := mime.ParseMediaType(ct); err == nil && slices.Contains(importTypes, t) {
+		return nil
+	}
+	return counters.Errorf(codeUnsupportedMediaType, "The import body must be JSON lines, sent with Content-Type application/x-ndjson, application/jsonl, application/json, text/plain or application/x-www-form-urlencoded (what curl --data-binary sends), or none, not %q; nothing was changed.", ct)
 }
 
 // importOptions reads ?mode= (create, the default, or overwrite) and

@@ -28,7 +28,7 @@ import (
 // The bodies that are not JSON are checked as text against their schema
 // (type: string): their media type is what the spec holds them to.
 func init() {
-	for _, mime := range []string{"application/x-ndjson", "application/javascript", "image/svg+xml", "text/html", "text/event-stream"} {
+	for _, mime := range []string{"application/x-ndjson", "application/jsonl", "application/x-www-form-urlencoded", "application/javascript", "image/svg+xml", "text/html", "text/event-stream"} {
 		openapi3filter.RegisterBodyDecoder(mime, openapi3filter.PlainBodyDecoder)
 	}
 }
@@ -341,6 +341,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/export?prefix=a", status: 200},
 		{method: "POST", path: "/v1/import?mode=overwrite", body: "{\"name\": \"imp/a\", \"value\": 3}\n", headers: []string{ndjson}, status: 200},
 		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/b\", \"value\": 1}\n", headers: []string{ndjson, "Idempotency-Key: import-once"}, status: 200},
+		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/form\", \"value\": 1}\n", headers: []string{"Content-Type: application/x-www-form-urlencoded"}, status: 200}, // curl --data-binary
 		{method: "GET", path: "/v1/hits/hits%2Fpage", status: 200},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=views&format=comma", status: 200},
 		{method: "GET", path: "/v1/counters/hits%2Fpage/badge.svg?show=today_total", status: 200},
@@ -556,6 +557,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: b + "/tickets", body: `{"title": "X"}`, headers: []string{textPlain}, status: 415},
 		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"]}`, headers: []string{textPlain}, status: 415},
 		{method: "POST", path: "/v1/webhooks", body: `{"url": "https://93.184.215.14/x", "prefix": "x/", "every": 1}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/import", body: "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"e.jsonl\"\r\n\r\n{\"name\": \"imp/e\", \"value\": 1}\n\r\n--x--\r\n",
+			headers: []string{"Content-Type: multipart/form-data; boundary=x"}, status: 415}, // curl -F file=@e.jsonl
 		// 422 out_of_range (the reset of every counter above set them to 0)
 		{method: "PUT", path: "/v1/counters/top", body: `{"value": 9223372036854775807}`, status: 201},
 		{method: "PUT", path: "/v1/counters/hits%2Ftop", body: `{"value": 9223372036854775807}`, status: 201},
@@ -598,6 +601,16 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 			}
 			x.status = http.StatusUnauthorized
 			s.doWithHead(t, e, x, x.status)
+		}
+		// An image client (a page's <img>) is answered a drawn badge, as
+		// the guide promises: its 401 is an image the document must list.
+		for _, headers := range [][]string{{"Accept: image/*"}, {"Accept: image/*", "Authorization: Bearer wrong"}} {
+			x := exchange{method: "GET", path: "/v1/counters/a/badge.svg", headers: headers, status: 401}
+			if r := s.do(t, e, x); !strings.HasPrefix(r.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(r.Body), "unauthenticated") {
+				t.Errorf("%s %q: %s %.200s, want a badge reading unauthenticated", x, headers, r.Header.Get("Content-Type"), r.Body)
+			}
+			x.method = http.MethodHead
+			s.do(t, e, x)
 		}
 	})
 	t.Run("rate limited", func(t *testing.T) {

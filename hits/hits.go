@@ -374,7 +374,11 @@ type RateLimitedError struct {
 func (e *RateLimitedError) Error() string { return e.Unwrap().Error() }
 
 func (e *RateLimitedError) Unwrap() error {
-	return counters.Errorf(counters.ERATELIMITED, "Too many hits from this address; retry in %d seconds.", e.Seconds())
+	n, unit := e.Seconds(), "seconds"
+	if n == 1 {
+		unit = "second"
+	}
+	return counters.Errorf(counters.ERATELIMITED, "Too many hits from this address; retry in %d %s.", n, unit)
 }
 
 // Seconds is RetryAfter in whole seconds, rounded up (at least 1), so that

@@ -85,6 +85,8 @@ func TestCompare(t *testing.T) {
 		{`"..." is any value`, []string{`{"at":"...","n":1}`}, `{"at":"2026-01-01T00:00:00Z","n":1}`, 200, true},
 		{"... in an array", []string{`{"l":[1,...]}`}, `{"l":[1,2,3]}`, 200, true},
 		{"a shorter array", []string{`{"l":[1,2]}`}, `{"l":[1]}`, 200, false},
+		{"... first in an array: the last elements", []string{`{"l":[...,3]}`}, `{"l":[1,2,3]}`, 200, true},
+		{"... first in an array, another last", []string{`{"l":[...,2]}`}, `{"l":[1,2,3]}`, 200, false},
 		{"a documented status", []string{`201 {"n":1}`}, `{"n":1}`, 201, true},
 		{"another status", []string{`201 {"n":1}`}, `{"n":1}`, 200, false},
 		{"no documented status needs 2xx", nil, ``, 404, false},
@@ -155,6 +157,99 @@ func TestACountersctlAnswerIsWhatItPrintsWhateverItStartsWith(t *testing.T) {
 		}
 		if d := readmetest.Compare(doc, readmetest.ParseReceived([]byte(c.printed), 200)); (d == "") != c.ok {
 			t.Errorf("%s: Compare says %q, want ok=%v", c.name, d, c.ok)
+		}
+	}
+}
+
+func TestParseRefusesAnAnswerWrittenAsAPlainComment(t *testing.T) {
+	for name, readme := range map[string]string{
+		"JSON after a request":      "```sh\ncurl x\n# {\"value\": 1}\n```\n",
+		"on the request's line":     "```sh\ncurl -i x   # HTTP/1.1 503 ... Connection: close\n```\n",
+		"a status":                  "```sh\ncurl x\n# 404 not found\n```\n",
+		"what countersctl wrote":    "```sh\ncountersctl inc x -2\n# stderr: countersctl: no (out_of_range)\n```\n",
+		"an array in a bash block":  "```bash\ncurl x\n# [1, 2]\n```\n",
+		"an answer after a comment": "```sh\n# the stock, then:\ncurl x\n#  {\"value\": 1}\n```\n",
+	} {
+		if _, err := readmetest.Parse("guide.md", []byte(readme)); err == nil || !strings.Contains(err.Error(), "not marked") {
+			t.Errorf("%s: %v, want an error saying the block is not marked", name, err)
+		}
+	}
+	for name, readme := range map[string]string{
+		"words":              "```sh\ncurl x   # answers once the counter exists\n```\n",
+		"a Go block":         "```go\n// # {not shell}\nx := []int{1}\n```\n",
+		"a comment of words": "```sh\n# 3 steps: first\ncurl x\n```\n",
+	} {
+		if _, err := readmetest.Parse("guide.md", []byte(readme)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestParseRefusesAnExampleThatNamesAnotherMachine(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{`curl "http://localhost:8080/v1/counters/a"`, true},
+		{`B=http://127.0.0.1:8080`, true},
+		{`curl -X POST "$B/v1/webhooks" --json '{"url": "http://127.0.0.1:9000/hooks/counters", "name": "a", "thresholds": [0]}'`, true},
+		{`curl -H 'Origin: https://blog.example.com' -A "Bot (+http://www.google.com/bot.html)" "$B/v1/hits/a"`, true},
+		{`curl -X POST "$B/v1/webhooks" --json '{"url": "https://93.184.215.14/hooks/counters", "name": "a"}'`, false},
+		{`countersctl webhooks create --endpoint https://93.184.215.14/restock --name a`, false},
+		{`curl "https://example.com/v1/counters/a"`, false},
+		{`B=http://counters.internal:8080`, false},
+		{`curl "http://[::1]:8080/healthz"`, true},
+		{`curl "http://10.0.0.7:8080/healthz"`, false},
+	} {
+		_, err := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\n"+c.line+"\ncurl x\n```\n"))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.line, err, c.ok)
+		}
+	}
+}
+
+func TestACountersctlAnswerMayHoldItsStderrAndExitStatus(t *testing.T) {
+	ex, err := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\ncountersctl inc s -26\n# => stderr: countersctl: below min (out_of_range)\n# => exit status 1\n```\n"))
+	if err != nil || len(ex) != 1 {
+		t.Fatalf("parsed %+v, %v", ex, err)
+	}
+	doc, err := ex[0].Documented()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		got  readmetest.Answer
+		ok   bool
+	}{
+		{"as documented", readmetest.Answer{Exit: 1, Stderr: "countersctl: below min (out_of_range)\n"}, true},
+		{"another message", readmetest.Answer{Exit: 1, Stderr: "countersctl: Value -1 is below the min.\n"}, false},
+		{"success", readmetest.Answer{Exit: 0, Body: "-1\n"}, false},
+		{"printed something too", readmetest.Answer{Exit: 1, Stderr: "countersctl: below min (out_of_range)\n", Body: "x"}, false},
+	} {
+		if d := readmetest.CompareCommand(doc, c.got); (d == "") != c.ok {
+			t.Errorf("%s: CompareCommand says %q, want ok=%v", c.name, d, c.ok)
+		}
+	}
+	ok, _ := readmetest.Parse("guide.md", []byte("<!-- example -->\n```sh\ncountersctl get a   # => 1\n```\n"))
+	if doc, _ := ok[0].Documented(); readmetest.CompareCommand(doc, readmetest.Answer{Exit: 2, Body: "1\n"}) == "" {
+		t.Error("an exit status other than 0, undocumented, passes")
+	}
+}
+
+func TestSettingsAreReadFromTheFilesOneSettingsLine(t *testing.T) {
+	for _, c := range []struct {
+		name, text, want string
+		ok               bool
+	}{
+		{"none", "# Guide\n", "", true},
+		{"one line", "# Guide\n<!-- examples: COUNTERS_A=true COUNTERS_B=2 -->\n", "COUNTERS_A=true COUNTERS_B=2", true},
+		{"two lines", "<!-- examples: COUNTERS_A=true -->\n<!-- examples: COUNTERS_B=2 -->\n", "", false},
+		{"no assignment", "<!-- examples: allow private -->\n", "", false},
+	} {
+		got, err := readmetest.Settings("guide.md", []byte(c.text))
+		if (err == nil) != c.ok || strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %q, %v; want %q, ok=%v", c.name, got, err, c.want, c.ok)
 		}
 	}
 }

@@ -5,6 +5,9 @@
 //
 // The conventions, the same in every markdown file:
 //
+//   - A line <!-- examples: NAME=value ... --> names settings of the
+//     service the file's examples run against (as scripts/run takes them
+//     from the environment); the file says so in words too.
 //   - An example block is a ```sh fence on the line after <!-- example -->.
 //     The example blocks of one file run top to bottom in one shell session,
 //     against a service of their own that starts empty: a variable set in
@@ -23,8 +26,19 @@
 //     alone, "# => {...}" a body alone; with curl -i, "# => HTTP/1.1 200 OK"
 //     is the status and "# => Name: value" a header the answer must carry.
 //     In a JSON body, the string "..." stands for any value, and ... as a
-//     member of an object or an element of an array for any further ones.
+//     member of an object or an element of an array for any further ones
+//     (first in an array, for any before the last ones documented).
+//   - A countersctl request's documented answer may end with
+//     "# => stderr: ..." (what it writes on stderr) and "# => exit status N"
+//     (without it, the request must exit 0).
 //   - A request without a documented status must succeed (2xx).
+//   - An answer is never written in a block that is not marked: a comment
+//     there that reads like one ("# {...}", "# [...", "# HTTP/1.1 ...",
+//     "# 404 ...", "# stderr: ...") is an error, since no test would hold
+//     it to the real answer. Mark the block, or say it in words.
+//   - An example never contacts a third party: a URL outside a header
+//     argument (-H, -A, -e), or an IP address, names this machine
+//     (localhost, 127.0.0.0/8, ::1).
 package readmetest
 
 import (
@@ -32,9 +46,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/netip"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,6 +82,7 @@ func Parse(file string, text []byte) ([]Example, error) {
 		examples []Example
 		setup    []string
 		inBlock  bool // inside a fence
+		shell    bool // ... of shell lines
 		example  bool // ... of an example block
 		marked   bool // the previous line was the marker
 		cont     bool // the previous line ended with a backslash
@@ -79,6 +97,7 @@ func Parse(file string, text []byte) ([]Example, error) {
 		if !inBlock {
 			if strings.HasPrefix(trimmed, "```") {
 				inBlock, example = true, marked && trimmed == "```sh"
+				shell = slices.Contains([]string{"```sh", "```bash", "```console", "```shell"}, trimmed)
 				if marked && !example {
 					return nil, fmt.Errorf("%s:%d: %s must be followed by a ```sh fence", file, n, Marker)
 				}
@@ -95,8 +114,8 @@ func Parse(file string, text []byte) ([]Example, error) {
 			continue
 		}
 		if !example {
-			if strings.Contains(line, answerMark) {
-				return nil, fmt.Errorf("%s:%d: an answer in a block that is not marked %s", file, n, Marker)
+			if strings.Contains(line, answerMark) || shell && writtenOutput.MatchString(line) {
+				return nil, fmt.Errorf("%s:%d: an answer in a block that is not marked %s, which no test holds to the real one: mark the block, or say it in words", file, n, Marker)
 			}
 			continue
 		}
@@ -141,7 +160,85 @@ func Parse(file string, text []byte) ([]Example, error) {
 	if inBlock {
 		return nil, fmt.Errorf("%s: a fence is never closed", file)
 	}
+	for _, ex := range examples {
+		for _, text := range append(slices.Clip(ex.Setup), ex.Command) {
+			if hosts := ThirdParty(text); len(hosts) > 0 {
+				return nil, fmt.Errorf("%s:%d: names %s, not this machine: an example must never contact a third party (use localhost or 127.0.0.1)", file, ex.Line, strings.Join(hosts, ", "))
+			}
+		}
+	}
 	return examples, nil
+}
+
+// writtenOutput is a shell comment that reads like an answer: a JSON
+// value, a status line or a status, or what a command wrote on stderr.
+var writtenOutput = regexp.MustCompile(`(^|\s)#\s*(\{|\[|HTTP/[0-9]|[1-5][0-9][0-9]\b|stderr:|exit status)`)
+
+var (
+	// headerArg is an argument of curl's that is text sent, not a place
+	// contacted: a header, a User-Agent, a Referer.
+	headerArg = regexp.MustCompile(`(^|\s)(-H|--header|-A|--user-agent|-e|--referer)\s+("[^"]*"|'[^']*'|\S+)`)
+	urlHost   = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'\\/]+`)
+	ipv4      = regexp.MustCompile(`\b[0-9]{1,3}(\.[0-9]{1,3}){3}\b`)
+)
+
+// ThirdParty returns the hosts a shell line names that are not this
+// machine, where curl or the service would contact them: the host of a
+// URL outside a header argument, and any IP address. A name that is not
+// localhost counts, whatever it resolves to today.
+func ThirdParty(text string) []string {
+	text = headerArg.ReplaceAllString(text, " ")
+	var hosts []string
+	for _, m := range urlHost.FindAllString(text, -1) {
+		u, err := url.Parse(m)
+		if err != nil || u.Hostname() == "" || strings.HasPrefix(u.Hostname(), "$") {
+			continue // $B and the like: set by a line this check reads too
+		}
+		if !loopback(u.Hostname()) {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	for _, m := range ipv4.FindAllString(text, -1) {
+		if !loopback(m) && !slices.Contains(hosts, m) {
+			hosts = append(hosts, m)
+		}
+	}
+	return hosts
+}
+
+func loopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// settingsMark starts the line that names the settings a file's examples
+// run with: <!-- examples: COUNTERS_X=y COUNTERS_Z=w -->.
+const settingsMark = "<!-- examples: "
+
+// Settings returns the NAME=value settings the service of a file's
+// examples runs with, from its settings line; none when it has none.
+func Settings(file string, text []byte) ([]string, error) {
+	var settings []string
+	for i, line := range strings.Split(string(text), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, settingsMark) {
+			continue
+		}
+		fields, ok := strings.CutSuffix(strings.TrimPrefix(line, settingsMark), " -->")
+		if !ok || settings != nil {
+			return nil, fmt.Errorf("%s:%d: one line %sNAME=value ... --> per file", file, i+1, settingsMark)
+		}
+		settings = strings.Fields(fields)
+		for _, f := range settings {
+			if !assignment.MatchString(f) {
+				return nil, fmt.Errorf("%s:%d: %q is no NAME=value", file, i+1, f)
+			}
+		}
+	}
+	return settings, nil
 }
 
 // IsCountersctl reports whether a request runs countersctl rather than curl.
@@ -185,6 +282,10 @@ type Answer struct {
 	Status  int // 0 when not documented
 	Headers [][2]string
 	Body    string
+	// A countersctl line's: its exit status and what it wrote on stderr
+	// ("" when not documented).
+	Exit   int
+	Stderr string
 }
 
 var (
@@ -195,12 +296,52 @@ var (
 
 // Documented is the example's documented answer. A countersctl line's is
 // the text it prints, whatever that starts with: a value of 404, or a
-// board "201<TAB>ROCK", is no status.
+// board "201<TAB>ROCK", is no status; then what it writes on stderr and
+// its exit status, each on a line of its own.
 func (ex Example) Documented() (Answer, error) {
-	if IsCountersctl(ex.Command) {
-		return Answer{Body: strings.Join(ex.Answer, "\n")}, nil
+	if !IsCountersctl(ex.Command) {
+		return ParseDocumented(ex.Answer)
 	}
-	return ParseDocumented(ex.Answer)
+	var a Answer
+	var body, stderr []string
+	for _, l := range ex.Answer {
+		switch m := exitLine.FindStringSubmatch(l); {
+		case m != nil:
+			a.Exit, _ = strconv.Atoi(m[1])
+		case strings.HasPrefix(l, stderrMark):
+			stderr = append(stderr, strings.TrimPrefix(l, stderrMark))
+		case len(stderr) > 0:
+			return a, fmt.Errorf("the printed answer %q follows what it wrote on stderr", l)
+		default:
+			body = append(body, l)
+		}
+	}
+	a.Body, a.Stderr = strings.Join(body, "\n"), strings.Join(stderr, "\n")
+	return a, nil
+}
+
+// stderrMark starts a line a countersctl request writes on stderr.
+const stderrMark = "stderr: "
+
+var exitLine = regexp.MustCompile(`^exit status ([0-9]+)$`)
+
+// CompareCommand holds what a countersctl request did to the documented
+// answer: its exit status, its stderr when documented, and what it
+// printed, and says how they differ, or "".
+func CompareCommand(doc, got Answer) string {
+	var diffs []string
+	if got.Exit != doc.Exit {
+		diffs = append(diffs, fmt.Sprintf("exit status %d, documented %d (stderr: %s)", got.Exit, doc.Exit, strings.TrimSpace(got.Stderr)))
+	}
+	if doc.Stderr != "" && strings.TrimSpace(got.Stderr) != doc.Stderr {
+		diffs = append(diffs, fmt.Sprintf("stderr %q, documented %q", strings.TrimSpace(got.Stderr), doc.Stderr))
+	}
+	if doc.Body != "" || doc.Stderr != "" {
+		if d := compareBody(doc.Body, got.Body); d != "" {
+			diffs = append(diffs, d)
+		}
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // ParseDocumented reads a curl example's answer lines.
@@ -401,11 +542,17 @@ func match(want, have any, path string) string {
 		if open {
 			w = w[:len(w)-1]
 		}
+		// [..., x] documents the last elements: the days before today.
+		first := 0
+		if tail := len(w) > 0 && w[0] == more; tail {
+			w, open = w[1:], true
+			first = max(len(h)-len(w), 0)
+		}
 		if len(h) < len(w) || (!open && len(h) != len(w)) {
 			return fmt.Sprintf("%s: %d elements, documented %d", path, len(h), len(w))
 		}
 		for i := range w {
-			if d := match(w[i], h[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+			if d := match(w[i], h[first+i], fmt.Sprintf("%s[%d]", path, first+i)); d != "" {
 				return d
 			}
 		}

@@ -1,6 +1,7 @@
 package readmetest_test
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -27,16 +28,35 @@ const root = "../.."
 // to its own service instead.
 const documentedBase = "http://localhost:8080"
 
+// documentedReceiver is where the examples' webhook receiver
+// (docs/webhook-receiver) listens; the test gives each file a free port
+// of its own instead.
+const documentedReceiver = "127.0.0.1:9000"
+
+// receiverRun is how the examples start the receiver. goWrapper runs the
+// receiver the test built instead (exec: so that ending the background
+// job ends the receiver), and refuses any other go command.
+const receiverRun = "go run ./docs/webhook-receiver"
+
+const goWrapper = `go() { [ "$*" = "run ./docs/webhook-receiver" ] || { echo "go $*: the examples may only run the receiver" >&2; return 1; }; exec webhook-receiver; }`
+
+// settings are the service settings a file may name in its
+// <!-- examples: --> line, as the test applies them.
+var settings = map[string]apptest.Option{
+	"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true": func(c *wire.Config) { c.Webhooks.AllowPrivate = true },
+}
+
 // curlWrapper makes each request quiet, bounded in time, and report its
 // status on stderr, where it does not mix with the answer.
 const curlWrapper = `curl() { command curl -sS --max-time 20 -w '%{stderr}\nHTTPSTATUS %{http_code}\n' "$@"; }`
 
 var reportedStatus = regexp.MustCompile(`HTTPSTATUS ([0-9]{3})`)
 
-// ctlWrapper holds a countersctl line to what a curl line answering 200
-// is held to when it exits 0; any other exit reports no status, and its
-// stderr says why.
-const ctlWrapper = `countersctl() { command countersctl "$@"; local s=$?; [ $s = 0 ] && echo 'HTTPSTATUS 200' >&2 || echo "countersctl exited $s, so no status" >&2; }`
+// ctlWrapper reports a countersctl line's exit status on stderr, after
+// what it wrote there itself.
+const ctlWrapper = `countersctl() { command countersctl "$@"; echo "EXITSTATUS $?" >&2; }`
+
+var reportedExit = regexp.MustCompile(`(?m)^EXITSTATUS ([0-9]+)\n?`)
 
 // The worked examples of README.md and of every guide in docs/, each file
 // run top to bottom with curl against a fresh service of its own with the
@@ -56,7 +76,9 @@ func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
 		if len(examples) == 0 {
 			continue
 		}
-		t.Run(file, func(t *testing.T) { runExamples(t, apptest.NewWithCache(t, testenv.StartRedis(t).URL()), examples) })
+		t.Run(file, func(t *testing.T) {
+			runExamples(t, apptest.NewWithCache(t, testenv.StartRedis(t).URL(), settingsOf(t, file)...), examples)
+		})
 	}
 }
 
@@ -84,7 +106,30 @@ func TestExamplesAnswerAsDocumentedAfterScriptsRunReset(t *testing.T) {
 	if out, err := reset.CombinedOutput(); err != nil {
 		t.Fatalf("reset: %v: %s", err, out)
 	}
-	runExamples(t, apptest.NewWithDSN(t, dsn, withRedis), examplesOf(t, "docs/client.md"))
+	runExamples(t, apptest.NewWithDSN(t, dsn, append(settingsOf(t, "docs/client.md"), withRedis)...), examplesOf(t, "docs/client.md"))
+}
+
+// settingsOf is the service's configuration for file's examples, as its
+// <!-- examples: --> line names it.
+func settingsOf(t *testing.T, file string) []apptest.Option {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := readmetest.Settings(file, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []apptest.Option
+	for _, s := range named {
+		opt, ok := settings[s]
+		if !ok {
+			t.Fatalf("%s: the test cannot apply the setting %s", file, s)
+		}
+		opts = append(opts, opt)
+	}
+	return opts
 }
 
 // examplesOf parses the examples of file, a path below the repository.
@@ -109,17 +154,27 @@ func examplesOf(t *testing.T, file string) []readmetest.Example {
 // and a failure names the file and line of the request.
 func runExamples(t *testing.T, env *apptest.Env, examples []readmetest.Example) {
 	dir := t.TempDir() // for the answers and what the examples write, such as badge.svg
-	path := os.Getenv("PATH")
+	// What build builds into dir comes first in the examples' PATH.
+	path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
 	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool { return readmetest.IsCountersctl(ex.Command) }) {
-		buildCountersctl(t, dir)
-		path = dir + string(os.PathListSeparator) + path
+		build(t, dir, "./cmd/countersctl")
 	}
-	script := []string{curlWrapper, ctlWrapper}
+	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool {
+		return slices.ContainsFunc(ex.Setup, func(l string) bool { return strings.Contains(l, receiverRun) })
+	}) {
+		build(t, dir, "./docs/webhook-receiver")
+	}
+	script := []string{curlWrapper, ctlWrapper, goWrapper}
 	for i, ex := range examples {
 		script = append(script, ex.Setup...)
 		script = append(script, fmt.Sprintf("{\n%s\n} >%d.out 2>%d.err", ex.Command, i, i))
 	}
-	cmd := exec.Command("bash", "-c", strings.ReplaceAll(strings.Join(script, "\n"), documentedBase, env.URL))
+	// What the examples started in the background (the receiver) ends
+	// with them.
+	script = append(script, `kill $(jobs -p) 2>/dev/null; wait`)
+	receiver := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	text := strings.NewReplacer(documentedBase, env.URL, documentedReceiver, receiver).Replace(strings.Join(script, "\n"))
+	cmd := exec.Command("bash", "-c", text)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -127,7 +182,12 @@ func runExamples(t *testing.T, env *apptest.Env, examples []readmetest.Example) 
 	}
 	for i, ex := range examples {
 		stdout, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.out", i)))
+		stdout = bytes.ReplaceAll(stdout, []byte(receiver), []byte(documentedReceiver)) // a hook's url, as documented
 		stderr, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.err", i)))
+		if readmetest.IsCountersctl(ex.Command) {
+			checkCommand(t, ex, stdout, stderr)
+			continue
+		}
 		m := reportedStatus.FindSubmatch(stderr)
 		if m == nil {
 			t.Errorf("%s:%d: %s\ncurl reported no status:\n%s", ex.File, ex.Line, ex.Command, stderr)
@@ -145,11 +205,35 @@ func runExamples(t *testing.T, env *apptest.Env, examples []readmetest.Example) 
 	}
 }
 
-// buildCountersctl builds the command into dir for the examples to run.
-func buildCountersctl(t *testing.T, dir string) {
+// checkCommand holds what a countersctl line printed, wrote on stderr and
+// exited with to its documented answer.
+func checkCommand(t *testing.T, ex readmetest.Example, stdout, stderr []byte) {
 	t.Helper()
-	if out, err := exec.Command("go", "build", "-o", dir, root+"/cmd/countersctl").CombinedOutput(); err != nil {
-		t.Fatalf("go build countersctl: %v: %s", err, out)
+	m := reportedExit.FindSubmatch(stderr)
+	if m == nil {
+		t.Errorf("%s:%d: %s\nno exit status reported:\n%s", ex.File, ex.Line, ex.Command, stderr)
+		return
+	}
+	exit, _ := strconv.Atoi(string(m[1]))
+	doc, err := ex.Documented()
+	if err != nil {
+		t.Errorf("%s:%d: %v", ex.File, ex.Line, err)
+		return
+	}
+	got := readmetest.Answer{Body: string(stdout), Exit: exit, Stderr: string(reportedExit.ReplaceAll(stderr, nil))}
+	if d := readmetest.CompareCommand(doc, got); d != "" {
+		t.Errorf("%s:%d: %s\n%s\nprinted: %s", ex.File, ex.Line, ex.Command, d, firstLines(string(stdout), 8))
+	}
+}
+
+// build builds a command of the repository (./cmd/countersctl) into dir
+// for the examples to run.
+func build(t *testing.T, dir, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", dir, pkg)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v: %s", pkg, err, out)
 	}
 }
 
