@@ -34,8 +34,9 @@ const galeraProvider = "/usr/lib/galera/libgalera_smm.so"
 // Galera is a private MariaDB Galera cluster of three nodes on 127.0.0.1,
 // each with its own ports and data directory, every node a writer.
 type Galera struct {
-	Nodes []*GaleraNode
-	dir   string
+	Nodes    []*GaleraNode
+	dir      string
+	uid, gid uint32 // of the mysql user, whom the nodes run as
 }
 
 // GaleraNode is one node of a Galera cluster.
@@ -77,7 +78,7 @@ func StartGalera(tb testing.TB) *Galera {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	g := &Galera{dir: dir}
+	g := &Galera{dir: dir, uid: uid, gid: gid}
 	for i := range 3 {
 		n := &GaleraNode{Port: FreePort(tb), gcomm: FreePort(tb), ist: FreePort(tb), sst: FreePort(tb),
 			dir: filepath.Join(dir, "node"+strconv.Itoa(i+1))}
@@ -249,4 +250,42 @@ func (n *GaleraNode) Kill() {
 	n.cmd.Process.Kill()
 	waitFor(30*time.Second, func() bool { return n.cmd.Process.Signal(syscall.Signal(0)) != nil })
 	n.cmd = nil
+}
+
+// Stop freezes the node's mariadbd (SIGSTOP): it answers nothing, neither
+// its clients nor the cluster, whose other nodes evict it once Galera's
+// inactivity timeout (evs.inactive_timeout, 15 s by default) has passed.
+func (n *GaleraNode) Stop() { n.signal(syscall.SIGSTOP) }
+
+// Continue thaws a node that Stop froze (SIGCONT). An evicted node finds
+// itself outside the primary component, rejoins and catches up by itself.
+func (n *GaleraNode) Continue() { n.signal(syscall.SIGCONT) }
+
+func (n *GaleraNode) signal(sig syscall.Signal) {
+	if n.cmd != nil && n.cmd.Process != nil {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
+// Restart starts node i again after Kill, with its data directory as the
+// kill left it: it rejoins the cluster and copies what it missed from
+// another node's cache (IST), or everything (SST) when the cache no longer
+// holds it. It does not wait: see WaitSynced.
+func (g *Galera) Restart(i int) error {
+	return g.Nodes[i].start(g, false, g.uid, g.gid)
+}
+
+// WaitSynced fails the test unless the node is synced in a cluster of at
+// least size nodes within three minutes.
+func (n *GaleraNode) WaitSynced(tb testing.TB, size int) {
+	tb.Helper()
+	if err := n.waitSynced(size); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ErrorLog is the node's error log, for a test's report.
+func (n *GaleraNode) ErrorLog() string {
+	b, _ := os.ReadFile(filepath.Join(n.dir, "error.log"))
+	return string(b)
 }
