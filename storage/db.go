@@ -137,7 +137,7 @@ func Connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(endedConnector{connector})
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxLifetime(5 * time.Minute)
