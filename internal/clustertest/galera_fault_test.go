@@ -1,6 +1,7 @@
 package clustertest_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/countersvc/countersvc/internal/apptest"
 	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // One service per node of three, under load, while node 3 is stopped past
@@ -20,19 +22,17 @@ import (
 // answer is a 2xx or a 503 that says whether the increment may have been
 // applied (never a 500), no acknowledged increment is lost and no value
 // handed out twice, node 3's /readyz is 503 while it is out and 200 again
-// once it is synced, and afterwards every node is synced and holds the
-// same values.
+// once it is synced, it catches up by IST, and afterwards every node is
+// synced and holds the same values.
 func TestGaleraNodeOutOfItsClusterUnderLoadAnswers503LosesNothingAndIsReadyAgain(t *testing.T) {
 	testenv.NeedCluster(t)
 	g := testenv.StartGalera(t)
 	const workers = 12
-	hot := func(*rand.Rand) string { return "hot" }
-	uniform := func(r *rand.Rand) string { return fmt.Sprintf("c/%d", r.IntN(1000)) }
 	mixed := func(r *rand.Rand) string {
 		if r.IntN(2) == 0 {
-			return "hot"
+			return hot(r)
 		}
-		return uniform(r)
+		return thousand(r)
 	}
 	node3 := g.Nodes[2]
 	for _, fault := range []struct {
@@ -41,7 +41,7 @@ func TestGaleraNodeOutOfItsClusterUnderLoadAnswers503LosesNothingAndIsReadyAgain
 		d      time.Duration
 		inject func() // what happens 3 s into each load
 	}{
-		{"stopped past the inactivity timeout, then continued", []func(*rand.Rand) string{hot, uniform}, 30 * time.Second, func() {
+		{"stopped past the inactivity timeout, then continued", []func(*rand.Rand) string{hot, thousand}, 30 * time.Second, func() {
 			node3.Stop()
 			time.Sleep(20 * time.Second) // evs.inactive_timeout is 15 s
 			node3.Continue()
@@ -62,6 +62,7 @@ func TestGaleraNodeOutOfItsClusterUnderLoadAnswers503LosesNothingAndIsReadyAgain
 			}, "")
 			for i, pick := range fault.loads {
 				t.Run(fmt.Sprintf("load %d", i+1), func(t *testing.T) {
+					logged := len(node3.ErrorLog())
 					ready := watchReadiness(procs[2])
 					l := newLoad(procs)
 					l.outage = true
@@ -77,7 +78,7 @@ func TestGaleraNodeOutOfItsClusterUnderLoadAnswers503LosesNothingAndIsReadyAgain
 						n.WaitSynced(t, 3)
 					}
 					ready.untilReady(t, time.Minute)
-					logStateTransfers(t, node3)
+					caughtUpByIST(t, node3.ErrorLog()[logged:])
 					l.check(t, fault.d)
 					if t.Failed() {
 						logUnexpected(t, procs)
@@ -86,6 +87,81 @@ func TestGaleraNodeOutOfItsClusterUnderLoadAnswers503LosesNothingAndIsReadyAgain
 				})
 			}
 		})
+	}
+	// Last: it stops the other two nodes.
+	t.Run("a COMMIT node 3 refused is not committed by the next transaction", func(t *testing.T) {
+		refusedCommitStaysUncommitted(t, g)
+	})
+}
+
+// A transaction whose COMMIT a node refused because it had just left the
+// primary component (1047) stays open on its connection (measured): the
+// storage pool closes that connection, so the next transaction on it, once
+// the node is back, does not commit the change the client was told had not
+// been made.
+func refusedCommitStaysUncommitted(t *testing.T, g *testenv.Galera) {
+	ctx := context.Background()
+	name := fmt.Sprintf("refused_commit_%d", time.Now().UnixNano())
+	// One connection, so that the next transaction would get the same.
+	st, err := storage.Open(ctx, g.Nodes[2].DSN(name), storage.Options{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.ExecContext(ctx, "CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ExecContext(ctx, "INSERT INTO t VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// Node 3 alone is a minority: it leaves the primary component once it
+	// suspects the other two (evs.suspect_timeout, 5 s).
+	g.Nodes[0].Stop()
+	g.Nodes[1].Stop()
+	probe, err := sql.Open("mysql", g.Nodes[2].DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	deadline := time.Now().Add(time.Minute)
+	for ready := "ON"; ready == "ON"; {
+		if time.Now().After(deadline) {
+			t.Fatal("node 3 still ready a minute after the others stopped")
+		}
+		time.Sleep(200 * time.Millisecond)
+		var n string
+		probe.QueryRow("SHOW STATUS LIKE 'wsrep_ready'").Scan(&n, &ready)
+	}
+	err = tx.Commit()
+	t.Logf("COMMIT on node 3 out of the primary component: %v", err)
+	g.Nodes[0].Continue()
+	g.Nodes[1].Continue()
+	if err == nil {
+		t.Fatal("the COMMIT succeeded; this test needs it refused")
+	}
+	for _, n := range g.Nodes {
+		n.WaitSynced(t, 3)
+	}
+	next, err := st.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := probe.QueryRow("SELECT v FROM " + name + ".t WHERE id = 1").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != 0 {
+		t.Errorf("v is %d after the refused COMMIT and another transaction on its connection; want 0", v)
 	}
 }
 
@@ -239,15 +315,25 @@ func logUnexpected(t *testing.T, procs []*apptest.Env) {
 	}
 }
 
-// logStateTransfers logs how the node caught up after it was out: the
-// lines of its error log about IST (the writes it missed, from another
-// node's cache) and SST (everything, by rsync).
-func logStateTransfers(t *testing.T, n *testenv.GaleraNode) {
+// caughtUpByIST fails the test unless node 3's error log since the fault
+// (log) shows that it caught up with the writes it missed from another
+// node's cache (IST), not by copying everything (SST), and logs how. A
+// restarted node always asks through the SST script, whose rsync only
+// hands over to IST ("rsync IST completed on joiner") when its position
+// is known (see testenv's Restart): "SST received" alone proves no copy.
+func caughtUpByIST(t *testing.T, log string) {
 	t.Helper()
-	for _, line := range strings.Split(n.ErrorLog(), "\n") {
-		if strings.Contains(line, "IST received") || strings.Contains(line, "Receiving IST") ||
-			strings.Contains(line, "SST received") || strings.Contains(line, "State transfer required") {
+	ist := false
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, "SST completed on joiner"):
+			t.Errorf("node 3 caught up by a full state transfer: %s", line)
+		case strings.Contains(line, "IST completed on joiner") || strings.Contains(line, "Receiving IST:"):
+			ist = true
 			t.Log("node 3: " + line)
 		}
+	}
+	if !ist {
+		t.Error("node 3's log shows no IST")
 	}
 }
