@@ -10,6 +10,8 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/countersvc/countersvc/counters"
 )
 
 type opsHandlers struct {
@@ -27,13 +29,16 @@ type readiness struct {
 	Status string `json:"status"`
 	MySQL  string `json:"mysql"`
 	Redis  string `json:"redis"`
+	// Detail says why MySQL is not_synced: what the check reported.
+	Detail string `json:"detail,omitempty"`
 }
 
 // checkTimeout is each dependency's own deadline in /readyz.
 const checkTimeout = time.Second
 
-// readyz is 503 when MySQL is down or the process is draining: without Redis the service still
-// answers everything, reads come from MySQL. The checks run concurrently,
+// readyz is 503 when MySQL is down or not synced (a Galera node that is not
+// Synced in its cluster's Primary component), or the process is draining:
+// without Redis the service still answers everything, reads come from MySQL. The checks run concurrently,
 // each with its own deadline: a hung MySQL that used up a shared one made
 // Redis look down too.
 func (h *opsHandlers) readyz(c *fiber.Ctx) error {
@@ -54,6 +59,12 @@ func (h *opsHandlers) readyz(c *fiber.Ctx) error {
 	r := readiness{Status: "ok", MySQL: "ok", Redis: "disabled"}
 	if mysqlErr != nil {
 		r.Status, r.MySQL = "unavailable", "down"
+		// An error with a client-safe message is a state the server
+		// reported (a Galera node not Synced): it answers, yet is not ready.
+		var reported *counters.Error
+		if errors.As(mysqlErr, &reported) {
+			r.MySQL, r.Detail = "not_synced", reported.Message
+		}
 	}
 	if h.redis != nil {
 		r.Redis = "ok"

@@ -43,7 +43,9 @@ type Options struct {
 	ImportTimeout time.Duration
 
 	// Readiness checks, by dependency. MySQL down makes the service unready;
-	// the others only report degraded.
+	// the others only report degraded. MySQLCheck's *counters.Error is a
+	// state MySQL reports (a Galera node not Synced): /readyz shows its
+	// message.
 	MySQLCheck func(context.Context) error
 	RedisCheck func(context.Context) error // nil: cache disabled
 

@@ -3,15 +3,19 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Options tune the connection pool.
@@ -133,7 +137,7 @@ func Connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(endedConnector{connector})
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxLifetime(5 * time.Minute)
@@ -151,23 +155,53 @@ type DB struct {
 	galera    bool // the server is a node of a Galera cluster
 }
 
-// Check reports whether MySQL serves requests: it answers and, on a Galera
-// node, is part of the cluster's primary component (wsrep_ready). A node
-// cut off from the others still answers a ping and SELECT 1 but refuses
-// every statement that touches a table (measured on MariaDB 10.11), so a
-// ping alone would keep it ready while every request fails.
+// Check reports whether MySQL serves requests, for /readyz. A server that
+// is not a Galera node only has to answer a ping. A Galera node must be
+// Synced in the cluster's Primary component (wsrep_local_state_comment,
+// wsrep_cluster_status, and wsrep_ready): a node cut off from the others
+// still answers a ping and SELECT 1 but refuses every statement that
+// touches a table (1047, measured on MariaDB 10.11); a Joiner, Joined or
+// Donor/Desynced node lags the cluster, and a donor of a full state
+// transfer blocks writes. Such a node is not ready until it is Synced
+// again, which Galera reaches by itself (the check asks every time, and
+// remembers nothing). Its error is then a *counters.Error whose message
+// says the node's state, which /readyz shows; any other error is MySQL not
+// answering. One SHOW STATUS of three variables: no table is read, no
+// wsrep_sync_wait applies (it covers no SHOW at the value the service sets),
+// and it runs only when /readyz is asked, under its deadline.
 func (db *DB) Check(ctx context.Context) error {
 	if !db.galera {
 		return db.PingContext(ctx)
 	}
-	var name, ready string
-	if err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &ready); err != nil {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN "+
+		"('wsrep_ready', 'wsrep_cluster_status', 'wsrep_local_state_comment')")
+	if err != nil {
 		return err
 	}
-	if ready != "ON" {
-		return errors.New("the Galera node is not part of the cluster's primary component (wsrep_ready is not ON)")
+	defer rows.Close()
+	status := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return err
+		}
+		status[strings.ToLower(name)] = value
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return galeraReady(status["wsrep_local_state_comment"], status["wsrep_cluster_status"], status["wsrep_ready"])
+}
+
+// galeraReady is nil for a node that is Synced in a Primary component and
+// ready, and otherwise an error that says what it is.
+func galeraReady(state, cluster, ready string) error {
+	if state == "Synced" && cluster == "Primary" && ready == "ON" {
+		return nil
+	}
+	return counters.Errorf(counters.EUNAVAILABLE,
+		"The Galera node is not Synced in the Primary component: its state is %s, its component %s, wsrep_ready %s.",
+		cmp.Or(state, "unknown"), cmp.Or(cluster, "unknown"), cmp.Or(ready, "unknown"))
 }
 
 // waitForServer pings MySQL until it answers, creates the database when the

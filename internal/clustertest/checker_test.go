@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,8 @@ import (
 // load drives processes of the service with increments of +1 and checks
 // every answer from outside, as a client would:
 //
-//   - no answer is a 5xx (or any other failure, or no answer at all);
+//   - no answer is a 5xx (or any other failure, or no answer at all),
+//     unless outage allows a 503 (below);
 //   - nothing is lost or doubled: each counter's acknowledged values are
 //     exactly 1..n and its final value is n;
 //   - nothing is stale: a read that starts after an increment was answered,
@@ -50,6 +52,16 @@ type load struct {
 	// Sentinel failover the new primary may lack invalidations that the
 	// old one confirmed, and serve entries until their lease ends.
 	staleWithin time.Duration
+
+	// outage lets an answer be a 503 that is honest about what it did (a
+	// database node out of its cluster): a read's or a refused write's
+	// says "nothing was changed", a write's whose outcome is unknown "may
+	// or may not have been applied". Each of the latter may have added 1,
+	// so a counter's acknowledged values are distinct and its final value
+	// lies between their count and their count plus its unknown ones.
+	outage            bool
+	unknown           map[string]int // the writes answered "may or may not", by counter
+	refused, unknowns atomic.Int64   // 503s that said nothing was changed, and the others
 }
 
 // answered is an increment's answer: its value, and when it came (after
@@ -60,7 +72,8 @@ type answered struct {
 }
 
 func newLoad(procs []*apptest.Env) *load {
-	return &load{procs: procs, began: time.Now(), acked: map[string][]int64{}, answers: map[string][]answered{}, floor: map[string]int64{}}
+	return &load{procs: procs, began: time.Now(), acked: map[string][]int64{}, answers: map[string][]answered{}, floor: map[string]int64{},
+		unknown: map[string]int{}}
 }
 
 // sampleLog keeps the first few failures for the test's report.
@@ -110,6 +123,9 @@ func (l *load) incrementAndRead(writer, reader *apptest.Env, name string) {
 	start := time.Now()
 	res, err := writer.TryDo("POST", path+"/increment", "")
 	answeredAt := time.Since(l.began)
+	if l.unavailable(err, res, name, true) {
+		return
+	}
 	var got struct{ Value int64 }
 	if !l.ok(err, res, 200, "increment", &got) {
 		return
@@ -134,6 +150,9 @@ func (l *load) read(reader *apptest.Env, name string) {
 	l.reads.Add(1)
 	began := time.Since(l.began)
 	res, err := reader.TryDo("GET", "/v1/counters/"+url.PathEscape(name), "")
+	if l.unavailable(err, res, name, false) {
+		return
+	}
 	var got struct{ Value int64 }
 	if !l.ok(err, res, 200, "read", &got) {
 		return
@@ -179,6 +198,39 @@ func (l *load) written(took time.Duration) {
 	l.writeTimes = append(l.writeTimes, took)
 }
 
+// unavailable reports a 503 that outage allows, and counts it: a write's
+// that says "may or may not have been applied" as an unknown outcome of
+// name, one that says "nothing was changed" as refused; any other 503
+// message is a failure. It pauses briefly after each, as a client that
+// honours Retry-After would, so that a node that refuses everything at
+// once does not turn the load into a busy loop.
+func (l *load) unavailable(err error, res apptest.Response, name string, write bool) bool {
+	if !l.outage || err != nil || res.Status != 503 {
+		return false
+	}
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(res.Body, &e)
+	switch {
+	case e.Error.Code != "unavailable" || res.Header.Get("Retry-After") == "":
+		l.failed.Add(1)
+		l.samples.add("a 503 without code unavailable or Retry-After: %s", res.Body)
+	case strings.Contains(e.Error.Message, "nothing was changed"):
+		l.refused.Add(1)
+	case write && strings.Contains(e.Error.Message, "may or may not have been applied"):
+		l.unknowns.Add(1)
+		l.mu.Lock()
+		l.unknown[name]++
+		l.mu.Unlock()
+	default:
+		l.failed.Add(1)
+		l.samples.add("a 503 that does not say what it changed: %s", res.Body)
+	}
+	time.Sleep(20 * time.Millisecond)
+	return true
+}
+
 // ok decodes an answer with status want into v, or counts a failure.
 func (l *load) ok(err error, res apptest.Response, want int, what string, v any) bool {
 	if err == nil && res.Status == want {
@@ -209,6 +261,9 @@ func (l *load) check(t *testing.T, d time.Duration) {
 		t.Logf("stale reads answered from %v to %v after the load began, stale by up to %v",
 			l.firstStale.Round(time.Millisecond), l.lastStale.Round(time.Millisecond), l.maxStaleness.Round(100*time.Microsecond))
 	}
+	if l.outage {
+		t.Logf("503s: %d said nothing was changed, %d that the increment may or may not have been applied", l.refused.Load(), l.unknowns.Load())
+	}
 	for _, s := range l.samples.list {
 		t.Log(s)
 	}
@@ -222,6 +277,10 @@ func (l *load) check(t *testing.T, d time.Duration) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.outage {
+		l.checkUnknown(t)
+		return
+	}
 	lost := 0
 	for name, values := range l.acked {
 		slices.Sort(values)
@@ -243,5 +302,53 @@ func (l *load) check(t *testing.T, d time.Duration) {
 	}
 	if lost > 0 {
 		t.Errorf("%d counters do not hold their acknowledged increments", lost)
+	}
+}
+
+// checkUnknown is check's count of what was lost or doubled under outage,
+// where some increments' outcomes are unknown; l.mu is held. Each value
+// was handed out once; no acknowledged increment is missing from the final
+// value, which holds no increment beyond those answered 200 or "may or
+// may not have been applied". (One said to have changed nothing, yet
+// applied, shows as a value above that.)
+func (l *load) checkUnknown(t *testing.T) {
+	t.Helper()
+	names := map[string]bool{}
+	for name := range l.acked {
+		names[name] = true
+	}
+	for name := range l.unknown {
+		names[name] = true
+	}
+	wrong := 0
+	for name := range names {
+		values := l.acked[name]
+		slices.Sort(values)
+		for j := 1; j < len(values); j++ {
+			if values[j] == values[j-1] {
+				t.Errorf("%s: value %d handed out twice", name, values[j])
+				break
+			}
+		}
+		var c struct{ Value int64 }
+		res := l.procs[0].Do(t, "GET", "/v1/counters/"+url.PathEscape(name), "")
+		if res.Status != 404 {
+			res.Decode(t, &c)
+		}
+		acked, unknown := int64(len(values)), int64(l.unknown[name])
+		highest := int64(0)
+		if len(values) > 0 {
+			highest = values[len(values)-1]
+		}
+		if c.Value < acked || c.Value > acked+unknown || c.Value < highest {
+			wrong++
+			if wrong <= 5 {
+				t.Errorf("%s: value %d after %d acknowledged increments (the highest answered %d) and %d of unknown outcome; want %d to %d",
+					name, c.Value, acked, highest, unknown, acked, acked+unknown)
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d counters do not hold their acknowledged increments, or hold more than were sent", wrong)
 	}
 }

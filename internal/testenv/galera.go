@@ -34,8 +34,9 @@ const galeraProvider = "/usr/lib/galera/libgalera_smm.so"
 // Galera is a private MariaDB Galera cluster of three nodes on 127.0.0.1,
 // each with its own ports and data directory, every node a writer.
 type Galera struct {
-	Nodes []*GaleraNode
-	dir   string
+	Nodes    []*GaleraNode
+	dir      string
+	uid, gid uint32 // of the mysql user, whom the nodes run as
 }
 
 // GaleraNode is one node of a Galera cluster.
@@ -77,7 +78,7 @@ func StartGalera(tb testing.TB) *Galera {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	g := &Galera{dir: dir}
+	g := &Galera{dir: dir, uid: uid, gid: gid}
 	for i := range 3 {
 		n := &GaleraNode{Port: FreePort(tb), gcomm: FreePort(tb), ist: FreePort(tb), sst: FreePort(tb),
 			dir: filepath.Join(dir, "node"+strconv.Itoa(i+1))}
@@ -156,16 +157,31 @@ func (n *GaleraNode) install(uid, gid uint32) error {
 	return fmt.Errorf("mariadb-install-db: %v: %s", err, out)
 }
 
-func (n *GaleraNode) start(g *Galera, bootstrap bool, uid, gid uint32) error {
+func (n *GaleraNode) start(g *Galera, bootstrap bool, uid, gid uint32, extra ...string) error {
 	bin, err := binary("mariadbd", "mysqld")
 	if err != nil {
 		return err
 	}
+	args := append(n.args(g), extra...)
+	if bootstrap {
+		args = append(args, "--wsrep-new-cluster")
+	}
+	n.cmd = exec.Command(bin, args...)
+	asUser(n.cmd, uid, gid)
+	if err := n.cmd.Start(); err != nil {
+		return err
+	}
+	go n.cmd.Wait()
+	return nil
+}
+
+// args are the node's mariadbd options.
+func (n *GaleraNode) args(g *Galera) []string {
 	var members []string
 	for _, m := range g.Nodes {
 		members = append(members, "127.0.0.1:"+strconv.Itoa(m.gcomm))
 	}
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(n.dir, "data"),
+	return []string{"--no-defaults", "--datadir=" + filepath.Join(n.dir, "data"),
 		"--socket=" + filepath.Join(n.dir, "mysql.sock"), "--port=" + strconv.Itoa(n.Port),
 		"--bind-address=127.0.0.1", "--skip-name-resolve", "--max-connections=300",
 		"--log-error=" + filepath.Join(n.dir, "error.log"), "--pid-file=" + filepath.Join(n.dir, "mysqld.pid"),
@@ -184,16 +200,36 @@ func (n *GaleraNode) start(g *Galera, bootstrap bool, uid, gid uint32) error {
 		"--wsrep-sst-receive-address=127.0.0.1:" + strconv.Itoa(n.sst),
 		"--wsrep-slave-threads=2",
 	}
-	if bootstrap {
-		args = append(args, "--wsrep-new-cluster")
+}
+
+// recoveredPosition runs mariadbd --wsrep-recover, as the service
+// manager's galera_recovery does before it starts a node that crashed: a
+// kill leaves the node's grastate.dat without its position (seqno -1),
+// and a node that does not know it asks for a full state transfer (SST)
+// instead of the writes it missed (IST). The position is in InnoDB.
+func (n *GaleraNode) recoveredPosition(g *Galera) (string, error) {
+	bin, err := binary("mariadbd", "mysqld")
+	if err != nil {
+		return "", err
 	}
-	n.cmd = exec.Command(bin, args...)
-	asUser(n.cmd, uid, gid)
-	if err := n.cmd.Start(); err != nil {
-		return err
+	log := filepath.Join(n.dir, "recover.log")
+	cmd := exec.Command(bin, append(n.args(g), "--wsrep-recover", "--log-error="+log)...)
+	asUser(cmd, g.uid, g.gid)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("mariadbd --wsrep-recover: %v: %s", err, out)
 	}
-	go n.cmd.Wait()
-	return nil
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return "", err
+	}
+	const mark = "WSREP: Recovered position: "
+	s := string(b)
+	i := strings.LastIndex(s, mark)
+	if i < 0 {
+		return "", fmt.Errorf("mariadbd --wsrep-recover recovered no position:\n%s", tail(b, 4000))
+	}
+	pos, _, _ := strings.Cut(s[i+len(mark):], "\n")
+	return strings.TrimSpace(pos), nil
 }
 
 // waitSynced waits until the node answers, is synced and sees a cluster of
@@ -249,4 +285,47 @@ func (n *GaleraNode) Kill() {
 	n.cmd.Process.Kill()
 	waitFor(30*time.Second, func() bool { return n.cmd.Process.Signal(syscall.Signal(0)) != nil })
 	n.cmd = nil
+}
+
+// Stop freezes the node's mariadbd (SIGSTOP): it answers nothing, neither
+// its clients nor the cluster, whose other nodes evict it once Galera's
+// inactivity timeout (evs.inactive_timeout, 15 s by default) has passed.
+func (n *GaleraNode) Stop() { n.signal(syscall.SIGSTOP) }
+
+// Continue thaws a node that Stop froze (SIGCONT). An evicted node finds
+// itself outside the primary component, rejoins and catches up by itself.
+func (n *GaleraNode) Continue() { n.signal(syscall.SIGCONT) }
+
+func (n *GaleraNode) signal(sig syscall.Signal) {
+	if n.cmd != nil && n.cmd.Process != nil {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
+// Restart starts node i again after Kill, with its data directory as the
+// kill left it and the position recovered from it (recoveredPosition): it
+// rejoins the cluster and copies the writes it missed from another node's
+// cache (IST). It does not wait: see WaitSynced.
+func (g *Galera) Restart(i int) error {
+	n := g.Nodes[i]
+	pos, err := n.recoveredPosition(g)
+	if err != nil {
+		return err
+	}
+	return n.start(g, false, g.uid, g.gid, "--wsrep-start-position="+pos)
+}
+
+// WaitSynced fails the test unless the node is synced in a cluster of at
+// least size nodes within three minutes.
+func (n *GaleraNode) WaitSynced(tb testing.TB, size int) {
+	tb.Helper()
+	if err := n.waitSynced(size); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ErrorLog is the node's error log, for a test's report.
+func (n *GaleraNode) ErrorLog() string {
+	b, _ := os.ReadFile(filepath.Join(n.dir, "error.log"))
+	return string(b)
 }
