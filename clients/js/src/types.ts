@@ -239,8 +239,11 @@ export interface Delivery {
 /** GET /readyz's answer. */
 export interface Readiness {
   status: "ok" | "degraded" | "unavailable" | "draining";
-  mysql: "ok" | "down";
+  /** "not_synced": a Galera node that is not Synced in the Primary component. */
+  mysql: "ok" | "down" | "not_synced";
   redis: "ok" | "down" | "disabled";
+  /** Only with mysql "not_synced": what the node reports. */
+  detail?: string;
 }
 
 /** A change of a watched counter (docs/live-updates.md, "What a stream sends"). */

@@ -230,7 +230,8 @@ class Client:
 
     def ready(self, *, timeout: Optional[float] = None) -> None:
         """Returns when the service is ready to serve (GET /readyz); raises
-        ``unavailable`` while MySQL does not answer (after the retries)."""
+        ``unavailable`` while MySQL does not answer, or its Galera node is not
+        Synced in the Primary component (after the retries)."""
         self._t.send(Request("GET", "/readyz", ops=True), timeout).read()
 
     def set(
