@@ -21,6 +21,7 @@ import (
 
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/internal/wire"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // Env is one running service, built by internal/wire as main.go builds it.
@@ -68,7 +69,15 @@ type Option func(*wire.Config)
 // without Redis.
 func New(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
-	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
+	return NewWithDSN(tb, MigratedDSN(tb), opts...)
+}
+
+// MigratedDSN is the DSN of a fresh database with the service's schema,
+// copied from the one template this test binary migrates: the service's
+// start then finds no migration to run.
+func MigratedDSN(tb testing.TB) string {
+	tb.Helper()
+	return testenv.MigratedDSN(tb, storage.Migrate)
 }
 
 // NewWithDSN starts the service on the database of dsn, without Redis.
@@ -81,7 +90,7 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 // redisURL: the read cache and the page-hit limits, as configured by default.
 func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 	tb.Helper()
-	return start(tb, testenv.MySQLDSN(tb), redisURL, opts)
+	return start(tb, MigratedDSN(tb), redisURL, opts)
 }
 
 // start builds the service with the defaults of an empty environment, the
