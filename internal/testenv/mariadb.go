@@ -25,6 +25,7 @@ type MariaDB struct {
 // StartMariaDB starts a private MariaDB, stopped when the test ends.
 func StartMariaDB(tb testing.TB) *MariaDB {
 	tb.Helper()
+	skipShort(tb)
 	m := &MariaDB{Dir: tb.TempDir()}
 	if err := m.start(); err != nil {
 		tb.Fatal(err)

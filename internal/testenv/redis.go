@@ -22,6 +22,7 @@ type Redis struct {
 // test ends.
 func StartRedis(tb testing.TB) *Redis {
 	tb.Helper()
+	skipShort(tb)
 	r := &Redis{Port: FreePort(tb)}
 	r.Start(tb)
 	tb.Cleanup(r.Kill)

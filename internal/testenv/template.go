@@ -52,6 +52,7 @@ const templatePrefix = "tmpl_"
 // same migrate.
 func MigratedDSN(tb testing.TB, migrate Migrate) string {
 	tb.Helper()
+	skipShort(tb)
 	server, err := serverDSN()
 	if err != nil {
 		tb.Fatal(err)

@@ -55,6 +55,7 @@ func serverDSN() (string, error) {
 // test ends.
 func MySQLDSN(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	server, err := serverDSN()
 	if err != nil {
 		tb.Fatal(err)
@@ -66,6 +67,7 @@ func MySQLDSN(tb testing.TB) string {
 // and returns a DSN for it.
 func NewDatabase(tb testing.TB, serverDSN string) string {
 	tb.Helper()
+	skipShort(tb)
 	cfg, err := mysql.ParseDSN(serverDSN)
 	if err != nil {
 		tb.Fatalf("parsing %s: %v", EnvMySQLDSN, err)
@@ -115,6 +117,16 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// skipShort skips a test that needs a server when go test runs with
+// -short (scripts/test -short): what is left are the tests that need
+// nothing but Go, which run in a minute.
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs MariaDB or Redis, which -short leaves out")
+	}
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
