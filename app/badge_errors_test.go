@@ -18,6 +18,7 @@ const (
 // an image client draws its error, with the error's status; API clients
 // keep the JSON error.
 func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := apptest.New(t, hitLimits(r, 2, 0))
 	tests := []struct {
@@ -70,6 +71,7 @@ func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
 
 // The badge takes shields' style and labelColor, as shields spells them.
 func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fs", `{"value": 1234}`)
 	tests := []struct {

@@ -15,6 +15,7 @@ import (
 // Export streams every counter under the prefix, past the list's page
 // size, in name order, one JSON object a line; other prefixes stay out.
 func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	const n = 2345 // more than two pages of 1000
 	for start := 0; start < n; start += 100 {
@@ -78,6 +79,7 @@ func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
 // An export is a backup: it holds every write answered before it began,
 // even where a listing of the same prefix is still served from the cache.
 func TestExportHoldsEveryAnsweredWriteWhileListsAreCached(t *testing.T) {
+	t.Parallel()
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	env.Do(t, "PUT", "/v1/counters/shop%2Fsold", `{"value": 1}`)
 	if res := env.Do(t, "GET", "/v1/counters?prefix=shop/", ""); res.Status != 200 {

@@ -69,6 +69,7 @@ func (s svgText) shows(text string) bool {
 }
 
 func TestHitCountsAndAnswersTheValue(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for want := int64(1); want <= 3; want++ {
 		if got := env.Hit(t, "hits/docs/index.html"); got != want {
@@ -82,6 +83,7 @@ func TestHitCountsAndAnswersTheValue(t *testing.T) {
 }
 
 func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbig", `{"value": 1233}`)
 	tests := []struct {
@@ -114,6 +116,7 @@ func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
 }
 
 func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fro", `{"value": 41}`)
 	for range 2 {
@@ -140,6 +143,7 @@ func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
 // A label comes from whoever writes the URL: it must come out as text,
 // never as markup, on the way through HTTP.
 func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	labels := []string{
 		"</text><script>alert(1)</script>",
@@ -171,6 +175,7 @@ func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
 }
 
 func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	queries := []string{
 		"label=" + strings.Repeat("x", 65),
@@ -195,6 +200,7 @@ func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
 }
 
 func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		prefixes []string
 		name     string
@@ -252,6 +258,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 }
 
 func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	res := env.Do(t, "GET", "/v1/snippet.js", "")
 	if res.Status != 200 {
@@ -274,6 +281,7 @@ func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
 // Every answer of the public endpoints, errors included, may be read by any
 // page and must not be cached; preflights are answered.
 func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fc", `{"value": 1}`)
 	tests := []struct {
@@ -330,6 +338,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 }
 
 func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret"
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = token })
 	auth := "Authorization: Bearer " + token
@@ -362,6 +371,7 @@ func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 }
 
 func TestHitRefusesABadName(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for _, path := range []string{"/v1/hits/hits%2F%00", "/v1/hits/hits%2F" + strings.Repeat("a", 300), "/v1/hits/%E2%28"} {
 		if res := env.Do(t, "GET", path, ""); res.Status != 400 || res.ErrorCode() != "invalid_argument" {
@@ -372,6 +382,7 @@ func TestHitRefusesABadName(t *testing.T) {
 
 // Link checkers probe badge URLs with HEAD; that is no page view.
 func TestHeadRequestsDoNotCount(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for _, path := range []string{"/v1/hits/hits%2Fhead", "/v1/hits/hits%2Fhead/badge.svg"} {
 		if res := env.Do(t, "HEAD", path, ""); res.Status != 200 {

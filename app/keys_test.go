@@ -134,6 +134,7 @@ func makePrincipals(t *testing.T, env *apptest.Env) principals {
 // scripts/run starts it: loopback clients are the admin, a client on
 // another address is refused unless it shows a key.
 func TestEveryEndpointAnswersEachCallerByItsKey(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	far := remoteEnv(t, env)
 	p := makePrincipals(t, env)
@@ -288,6 +289,7 @@ func listAs(t *testing.T, cases []statusCase, check func(*testing.T, apptest.Res
 // told which variable opens the API; one on loopback behind a proxy that is
 // not trusted is not taken for a local client.
 func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{
@@ -306,6 +308,7 @@ func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
 // With COUNTERS_API_TOKEN set, it is the admin from anywhere, and nobody
 // without a token is served, loopback included.
 func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{
@@ -321,6 +324,7 @@ func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
 // applied, and neither is answered with the other's recorded value. A
 // repeat from one key replays its own answer.
 func TestIdempotencyKeysBelongToTheAPIKeyThatSentThem(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	shop := `{"name": "till %d", "scopes": ["write"], "prefixes": ["shop/"]}`
 	a, b := createKey(t, env, fmt.Sprintf(shop, 1)).Secret, createKey(t, env, fmt.Sprintf(shop, 2)).Secret
@@ -358,6 +362,7 @@ func TestIdempotencyKeysBelongToTheAPIKeyThatSentThem(t *testing.T) {
 // A key's prefixes bound every name a request touches, and what a listing
 // shows.
 func TestKeyPrefixesBoundNamesListsAndBatches(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for _, name := range []string{"shop/a", "shopping", "other/b"} {
 		env.Do(t, "PUT", "/v1/counters/"+strings.ReplaceAll(name, "/", "%2F"), `{"value": 1}`)
@@ -420,6 +425,7 @@ func TestKeyPrefixesBoundNamesListsAndBatches(t *testing.T) {
 // A new key is shown with its secret once; reads show it without. Bad
 // requests are 400 and make no key.
 func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	r := env.Do(t, "POST", "/v1/keys", `{"name": "shop A", "scopes": ["read", "write", "read"], "prefixes": ["shopA/"], "companies": [7], "expires_at": "2999-01-31T00:00:00Z"}`)
 	var created map[string]any
@@ -476,6 +482,7 @@ func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
 // last_used_at is kept off the request path: it shows a key's use once
 // the service has written its usage, which it does once a minute.
 func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	k := createKey(t, env, `{"name": "shop", "scopes": ["read"], "prefixes": ["shop/"]}`)
 	lastUsed := func() any {
@@ -497,6 +504,7 @@ func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
 // asking MySQL for a while, is refused there within a second of its
 // revocation: no request that began later is served.
 func TestBusyKeyIsRefusedEverywhereWithinASecondOfItsRevocation(t *testing.T) {
+	t.Parallel()
 	a := apptest.New(t)
 	b := apptest.NewWithDSN(t, a.DSN)
 	k := createKey(t, a, `{"name": "till", "scopes": ["write"], "prefixes": ["shop/"]}`)

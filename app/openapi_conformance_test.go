@@ -267,6 +267,7 @@ var answerNotProvoked = map[string]string{
 // service (MariaDB and Redis), then again with MySQL down, and every
 // operation and every documented answer must have been seen.
 func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	const token = "conformance-admin-token"
 	admin := "Authorization: Bearer " + token
@@ -741,6 +742,7 @@ func withHeader(x exchange, h string) exchange {
 // lists for it in Allow; an unknown path is 404 and an unknown method 501,
 // all in the spec's Error schema.
 func TestWrongMethodsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	errSchema := s.doc.Components.Schemas["Error"].Value
@@ -792,6 +794,7 @@ func validateError(t *testing.T, schema *openapi3.Schema, what string, body []by
 // holds the other methods both ways; TestEveryAnswerMatchesOpenAPI
 // exercises every operation).
 func TestOpenAPIListsEveryHeadAndOptionsRoute(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	for _, r := range e.App.GetRoutes(true) {

@@ -13,6 +13,7 @@ import (
 // today starting at midnight in tz; shields.json answers shields.io's
 // endpoint schema with exactly its four keys.
 func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fshop", `{"value": 3444}`) // a set: not counted today
 	e.Do(t, "POST", "/v1/counters/hits%2Fshop/increment?by=12", "")
@@ -51,6 +52,7 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 // Without COUNTERS_API_TOKEN a private name's badge is served as
 // GET /v1/counters/{name} is: to loopback clients, and to nobody else.
 func TestPrivateBadgesWithoutATokenAreServedToLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "")
 	far := remoteEnv(t, env)
@@ -85,6 +87,7 @@ func TestPrivateBadgesWithoutATokenAreServedToLoopbackOnly(t *testing.T) {
 // Without credentials a private name is 401, a read that needs a token
 // (openapi.yaml), whoever asks; the hit badge of one stays 403.
 func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	admin := bearerOf("s3cret")
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "", admin)
