@@ -18,7 +18,6 @@ const (
 // an image client draws its error, with the error's status; API clients
 // keep the JSON error.
 func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := apptest.New(t, hitLimits(r, 2, 0))
 	tests := []struct {

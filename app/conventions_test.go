@@ -21,7 +21,6 @@ import (
 // A 503 tells the client when to come back, whichever endpoint gave it:
 // client libraries retry on Retry-After, and without it they guess.
 func TestEvery503CarriesRetryAfter(t *testing.T) {
-	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	e := apptest.NewWithDSN(t, m.DSN("retryafter"))
 	if r := e.Do(t, "PUT", "/v1/counters/r", `{"value": 1}`); r.Status != 201 {

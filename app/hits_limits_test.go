@@ -31,7 +31,6 @@ func twoProcesses(t *testing.T, perMinute int, dedup time.Duration) (a, b *appte
 }
 
 func TestRepeatHitsAreNotCountedAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	a, b, _ := twoProcesses(t, 0, 30*time.Second)
 	firefox, chrome := "User-Agent: Firefox/140", "User-Agent: Chrome/140"
 	steps := []struct {
@@ -67,7 +66,6 @@ func TestRepeatHitsAreNotCountedAcrossProcesses(t *testing.T) {
 // A repeat hit on a counter deleted within the window counts afresh rather
 // than failing.
 func TestRepeatHitOnADeletedCounterCountsAgain(t *testing.T) {
-	t.Parallel()
 	a, _, _ := twoProcesses(t, 0, 30*time.Second)
 	a.Hit(t, "hits/gone")
 	if res := a.Do(t, "DELETE", "/v1/counters/hits%2Fgone", ""); res.Status != 204 {
@@ -79,7 +77,6 @@ func TestRepeatHitOnADeletedCounterCountsAgain(t *testing.T) {
 }
 
 func TestRateLimitIsSharedByProcessesAndSaysWhenToRetry(t *testing.T) {
-	t.Parallel()
 	const perMinute = 4
 	a, b, _ := twoProcesses(t, perMinute, 0)
 	for i := range perMinute {
@@ -116,7 +113,6 @@ func TestRateLimitIsSharedByProcessesAndSaysWhenToRetry(t *testing.T) {
 // Counting must not depend on Redis: with it gone or hung, every hit counts
 // (no limits), and nothing fails.
 func TestHitsCountWhenRedisFails(t *testing.T) {
-	t.Parallel()
 	for _, failure := range testenv.RedisFailures {
 		t.Run(failure.Name, func(t *testing.T) {
 			a, b, r := twoProcesses(t, 2, 30*time.Second)
@@ -139,7 +135,6 @@ func TestHitsCountWhenRedisFails(t *testing.T) {
 // and then only its part written by trusted proxies: the rightmost address
 // that is not one of them.
 func TestClientAddressComesFromTrustedProxiesOnly(t *testing.T) {
-	t.Parallel()
 	loopback := netip.MustParsePrefix("127.0.0.0/8")
 	proxy := netip.MustParsePrefix("10.0.0.0/8")
 	tests := []struct {

@@ -70,7 +70,7 @@ func (s svgText) shows(text string) bool {
 
 func TestHitCountsAndAnswersTheValue(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	for want := int64(1); want <= 3; want++ {
 		if got := env.Hit(t, "hits/docs/index.html"); got != want {
 			t.Fatalf("hit %d answered %d", want, got)
@@ -84,7 +84,7 @@ func TestHitCountsAndAnswersTheValue(t *testing.T) {
 
 func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbig", `{"value": 1233}`)
 	tests := []struct {
 		query, label, value string
@@ -117,7 +117,7 @@ func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
 
 func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fro", `{"value": 41}`)
 	for range 2 {
 		res := env.Do(t, "GET", "/v1/counters/hits%2Fro/badge.svg?label=readers", "")
@@ -144,7 +144,7 @@ func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
 // never as markup, on the way through HTTP.
 func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	labels := []string{
 		"</text><script>alert(1)</script>",
 		`"><svg onload="alert(1)">`,
@@ -176,7 +176,7 @@ func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
 
 func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	queries := []string{
 		"label=" + strings.Repeat("x", 65),
 		"label=a%01b",
@@ -259,7 +259,7 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 
 func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	res := env.Do(t, "GET", "/v1/snippet.js", "")
 	if res.Status != 200 {
 		t.Fatalf("status %d", res.Status)
@@ -282,7 +282,7 @@ func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
 // page and must not be cached; preflights are answered.
 func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fc", `{"value": 1}`)
 	tests := []struct {
 		path   string
@@ -372,7 +372,7 @@ func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 
 func TestHitRefusesABadName(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	for _, path := range []string{"/v1/hits/hits%2F%00", "/v1/hits/hits%2F" + strings.Repeat("a", 300), "/v1/hits/%E2%28"} {
 		if res := env.Do(t, "GET", path, ""); res.Status != 400 || res.ErrorCode() != "invalid_argument" {
 			t.Errorf("%s: status %d, body %s", path[:min(len(path), 40)], res.Status, res.Body)
@@ -383,7 +383,7 @@ func TestHitRefusesABadName(t *testing.T) {
 // Link checkers probe badge URLs with HEAD; that is no page view.
 func TestHeadRequestsDoNotCount(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	for _, path := range []string{"/v1/hits/hits%2Fhead", "/v1/hits/hits%2Fhead/badge.svg"} {
 		if res := env.Do(t, "HEAD", path, ""); res.Status != 200 {
 			t.Fatalf("HEAD %s: status %d", path, res.Status)

@@ -402,7 +402,6 @@ func TestImportReportIsCapped(t *testing.T) {
 // After an import answers, reads through the cache show the imported
 // values, never the ones cached before.
 func TestImportInvalidatesTheCache(t *testing.T) {
-	t.Parallel()
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	for _, name := range []string{"c%2Fa", "c%2Fb", "d"} {
 		wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+name, `{"value": 1}`), 201, "")
@@ -471,7 +470,6 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 // the report's lines, or those and the whole chunk in doubt, never part of
 // it, and nothing after it.
 func TestImportWhenMySQLDiesMidwayReportsWhatWasCommitted(t *testing.T) {
-	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	env := apptest.NewWithDSN(t, m.DSN("imports"), func(c *wire.Config) { c.MySQL.Timeout = 2 * time.Second })
 	pr, pw := io.Pipe()

@@ -110,7 +110,6 @@ func resumeScenario(t *testing.T, e *apptest.Env, proxy *cutter, wait func(n int
 // after a cut and resumes with the stream's ids: no value is lost, none
 // repeated. Skipped without node and npm.
 func TestNodeEventSourceReconnectsAndResumes(t *testing.T) {
-	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -173,7 +172,6 @@ es.addEventListener("counter", (ev) => console.log(JSON.parse(ev.data).value));`
 // stream (CORS), reconnects by itself after a cut and resumes with the
 // stream's ids.
 func TestBrowserEventSourceReconnectsAndResumes(t *testing.T) {
-	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fresume", `{"value": 1}`)
 	proxy := newCutter(t, e.URL)
@@ -249,7 +247,6 @@ func runChromium(tb testing.TB, url string) <-chan error {
 // The snippet with data-live counts the page view, shows the value, and
 // then shows each change in place as the page's stream sends it.
 func TestSnippetLiveModeUpdatesTheValueInPlace(t *testing.T) {
-	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Flive-page", `{"value": 1233}`)
 	shown := make(chan string, 100)
@@ -301,7 +298,6 @@ new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.g
 // that may end the page before the event arrives. The frame is allowed
 // by the proxy alone.
 func TestDashboardUpdatesValuesLive(t *testing.T) {
-	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 6}`)
 	target, err := url.Parse(e.URL)

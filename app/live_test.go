@@ -157,7 +157,6 @@ func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
 // whichever process committed it. The checks are made rare so that they do
 // not happen to read the counter before its deletion.
 func TestPrefixStreamSendsTheDeletionOfACounterUnchangedSinceItOpened(t *testing.T) {
-	t.Parallel()
 	rarely := func(c *wire.Config) { c.Live.CheckEvery = time.Hour }
 	rd := testenv.StartRedis(t)
 	writer, other := liveProcesses(t, rd, rarely)

@@ -123,7 +123,6 @@ func within(got, want int64, frac float64) bool {
 // its own, and the site (the prefix) counts 2,000, a union and not a sum,
 // read by this process and by another that sees only MySQL.
 func TestVisitorsOfAPrefixAreUnitedNotSummed(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "", unlabelled)
 	visit(t, env, "hits/site/a", 0, 2000)
@@ -154,7 +153,6 @@ func TestVisitorsOfAPrefixAreUnitedNotSummed(t *testing.T) {
 // A flushed Redis loses no visitor: today's figure comes back (from MySQL),
 // and the same visitors an hour later are recognised, not counted again.
 func TestVisitorsSurviveARedisFlush(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "", unlabelled)
 	clock := testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
@@ -186,7 +184,6 @@ func TestVisitorsSurviveARedisFlush(t *testing.T) {
 
 // Image proxies and known crawlers count as hits, never as visitors.
 func TestProxiesAndCrawlersAreHitsNotVisitors(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	for i, agent := range []string{
@@ -209,7 +206,6 @@ func TestProxiesAndCrawlersAreHitsNotVisitors(t *testing.T) {
 
 // show=visitors draws today's visitors on the badge and in shields.json.
 func TestBadgesShowTodaysVisitors(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	visit(t, env, "hits/badge", 0, 3)
@@ -230,7 +226,6 @@ func TestBadgesShowTodaysVisitors(t *testing.T) {
 // MySQL, of every key and value in Redis, and the service's log (at debug
 // level) hold none of the test visitors' addresses or User-Agents.
 func TestVisitorsLeaveNoTrace(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	visit(t, env, "hits/private", 0, 50)
@@ -294,7 +289,6 @@ func dumpMySQL(t *testing.T, db *sql.DB) string {
 // With Redis gone, page hits still count, and so do their visitors, which
 // never needed it; only the limits are off meanwhile.
 func TestVisitorsCountWhileRedisIsDown(t *testing.T) {
-	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	r.Kill()

@@ -311,7 +311,6 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool) {
 // id. The call is made again once the lease runs out, with the same id and
 // bytes, and then recorded as delivered.
 func TestMariaDBKilledMidDeliveryLosesNothingAndKeepsTheId(t *testing.T) {
-	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	e := apptest.NewWithDSN(t, m.DSN("hookoutage"), allowPrivate)
 	killed := make(chan struct{})
