@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +129,28 @@ func skipShort(tb testing.TB) {
 	if testing.Short() {
 		tb.Skip("needs MariaDB or Redis, which -short leaves out")
 	}
+}
+
+// startServer starts cmd, whose SysProcAttr.Pdeathsig ends it with the
+// test binary, and reaps it when it exits. Pdeathsig fires when the
+// thread that started the process ends, not the process: a goroutine
+// that locks its thread and returns without unlocking ends that thread
+// (the network namespaces' dial does), and a server started from it
+// would be killed in the middle of the run, as the shared MariaDB once
+// was ("connection refused" for every later test). The server is started
+// from a thread of its own, locked until the server exits.
+func startServer(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the server
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+	}()
+	return <-started
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
