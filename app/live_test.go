@@ -310,8 +310,7 @@ func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
 
 // A thousand streams opened and dropped by their clients leave no
 // goroutine behind: each stream hears its client close.
-func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
-	t.Parallel()
+func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) { // counts the process's goroutines: alone
 	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2000 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fg", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fg/events"

@@ -109,7 +109,11 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	level, _ := cfg.Log.SlogLevel() // validated
 	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
+	var svc *wire.Service
+	var err error
+	testenv.DriverConfig(func() { // storage.Connect sets the driver's global logger
+		svc, err = wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
+	})
 	if err != nil {
 		cancel()
 		tb.Fatal(err)

@@ -70,12 +70,17 @@ func MySQLDSN(tb testing.TB) string {
 func NewDatabase(tb testing.TB, serverDSN string) string {
 	tb.Helper()
 	skipShort(tb)
-	cfg, err := mysql.ParseDSN(serverDSN)
-	if err != nil {
-		tb.Fatalf("parsing %s: %v", EnvMySQLDSN, err)
-	}
-	cfg.DBName = ""
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	var cfg *mysql.Config
+	var db *sql.DB
+	var err error
+	DriverConfig(func() {
+		if cfg, err = mysql.ParseDSN(serverDSN); err != nil {
+			err = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
+			return
+		}
+		cfg.DBName = ""
+		db, err = sql.Open("mysql", cfg.FormatDSN())
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,7 +92,9 @@ func NewDatabase(tb testing.TB, serverDSN string) string {
 		tb.Fatalf("creating test database: %v", err)
 	}
 	tb.Cleanup(func() {
-		db, err := sql.Open("mysql", cfg.FormatDSN())
+		var db *sql.DB
+		var err error
+		DriverConfig(func() { db, err = sql.Open("mysql", cfg.FormatDSN()) })
 		if err != nil {
 			return
 		}
@@ -119,6 +126,23 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// driverConfig orders the making of MySQL driver configurations in one
+// test binary. storage.Connect sets the driver's logger, a global that
+// every new configuration (ParseDSN, sql.Open) reads: harmless in the
+// service, one of it a process, but a race between tests that run in
+// parallel, one starting a service while another opens a database.
+// testenv holds it wherever it parses a DSN; apptest holds it while
+// wire builds a service (DriverConfig).
+var driverConfig sync.Mutex
+
+// DriverConfig runs f while no other test of the binary makes a MySQL
+// driver configuration through testenv or apptest.
+func DriverConfig(f func()) {
+	driverConfig.Lock()
+	defer driverConfig.Unlock()
+	f()
 }
 
 // skipShort skips a test that needs a server when go test runs with
