@@ -30,13 +30,42 @@ type process struct {
 	out *os.File
 }
 
+// built is the binary, built once for every test of the package: each
+// test built its own, eight links of the whole service.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	out      []byte
+	err      error
+}
+
+// buildBinary returns the service's binary, built on first use. No test
+// changes it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "countersvc")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
+	if testing.Short() {
+		t.Skip("builds and runs the service's binary, which -short leaves out")
 	}
-	return bin
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "countersvc-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "countersvc")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v: %s", built.err, built.out)
+	}
+	return built.bin
+}
+
+// TestMain removes the binary the tests shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 func startProcess(t *testing.T, bin, dsn string, env ...string) *process {

@@ -70,6 +70,7 @@ func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
 
 // The badge takes shields' style and labelColor, as shields spells them.
 func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fs", `{"value": 1234}`)
 	tests := []struct {

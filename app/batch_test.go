@@ -12,6 +12,7 @@ import (
 // An order touching several tallies: every item applied in request order
 // (a repeated name sees the earlier item), values in request order.
 func TestBatchAppliesItemsInRequestOrder(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/revenue%2Fcents", `{"value": 1000}`), 201, "")
 	r := env.Do(t, "POST", "/v1/counters/batch", batchBody(
@@ -31,6 +32,7 @@ func TestBatchAppliesItemsInRequestOrder(t *testing.T) {
 // message naming it; nothing changes, and counters the batch would have
 // created do not exist.
 func TestBatchWithFailingItemChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/big", `{"value": 9223372036854775806}`), 201, "")
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 1, "min": 0}`), 201, "")
@@ -85,6 +87,7 @@ func TestBatchWithFailingItemChangesNothing(t *testing.T) {
 // opposite orders. The locks are taken in name order, and a deadlock would
 // be retried inside: no client ever sees an error, and the totals are exact.
 func TestConcurrentBatchesInOppositeOrdersNeverFail(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	names := []string{"tally/a", "tally/b", "tally/c", "tally/d"}
 	const rounds = 200

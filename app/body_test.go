@@ -19,6 +19,7 @@ import (
 // and 10 MiB, 50 of each: every client reads its 413 payload_too_large and
 // none meets a reset, neither while it sends nor while it reads.
 func TestBodiesOverTheLimitSentAtFullSpeedAreAnswered413NotReset(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	host := strings.TrimPrefix(e.URL, "http://")
 	for _, tc := range []struct {
@@ -108,6 +109,7 @@ func uploadOnce(host string, body []byte, chunked bool) error {
 // that exists, not a label counted as U+FFFD. Escapes of whole
 // characters, U+FFFD itself and an escaped backslash before "u" are text.
 func TestABodyThatIsNotTextIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	e.Do(t, "PUT", "/v1/counters/bn%EF%BF%BD", `{"value": 5}`) // "bn\uFFFD": a real counter
 	tests := []struct {

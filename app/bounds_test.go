@@ -28,6 +28,7 @@ func show(p *int64) any {
 
 // PUT sets, keeps and removes bounds; the counter's JSON shows them.
 func TestPutManagesBounds(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	tests := []struct {
 		name     string
@@ -66,6 +67,7 @@ func TestPutManagesBounds(t *testing.T) {
 // Increments that would leave the bounds are 422 and change nothing; the
 // bounds stay exactly reachable.
 func TestIncrementOutsideBoundsChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/seats", `{"value": 0, "min": 0, "max": 3}`), 201, "")
 	steps := []struct {
@@ -88,6 +90,7 @@ func TestIncrementOutsideBoundsChangesNothing(t *testing.T) {
 // 50 concurrent sales of one item from a stock of 20 that must not go
 // below 0: exactly 20 succeed, each with its own value, the others are 422.
 func TestConcurrentSalesStopAtMinimum(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 20, "min": 0}`), 201, "")
 	rs := parallel(t, 50, func(int) (apptest.Response, error) {

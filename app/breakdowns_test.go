@@ -48,6 +48,7 @@ func (b breakdownBody) rowSum() int64 {
 // not even created, by a single increment, a batch item or an idempotent
 // request.
 func TestInvalidLabelsAre400AndChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	tooMany := make([]string, 9)
 	for i := range tooMany {
@@ -101,6 +102,7 @@ func TestInvalidLabelsAre400AndChangeNothing(t *testing.T) {
 // counter; the breakdown by every label adds up to the history's count,
 // to the acknowledged steps and to the sum of what was answered.
 func TestConcurrentLabelledIncrementsAddUpToTheHistory(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	const writers, each = 16, 60
 	channels := []string{"web", "shop", "app"}
@@ -167,6 +169,7 @@ func TestConcurrentLabelledIncrementsAddUpToTheHistory(t *testing.T) {
 // for the rest, "(none)" for steps without the label, the range widened
 // to whole UTC days, and by=name per counter under a prefix.
 func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, req := range []string{
 		`{"by": 5, "labels": {"channel": "web"}}`,
@@ -224,6 +227,7 @@ func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 // Keys: a read key reads the breakdowns of its prefixes only; labelling
 // takes a write key of the name; public breakdowns need none.
 func TestBreakdownsAreScopedByKeys(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	reader := bearerOf(createKey(t, e, `{"name": "r", "scopes": ["read"], "prefixes": ["shop/"]}`).Secret)
 	writer := bearerOf(createKey(t, e, `{"name": "w", "scopes": ["write"], "prefixes": ["shop/"]}`).Secret)
@@ -263,6 +267,7 @@ func TestBreakdownsAreScopedByKeys(t *testing.T) {
 // Breakdowns off: labels are still checked, then dropped; the increment
 // counts as an unlabelled one, and the breakdown routes are not served.
 func TestBreakdownsOffDropLabelsAndServeNoBreakdowns(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) { c.Breakdowns.On = false })
 	if r := e.Do(t, "POST", "/v1/counters/a/increment", `{"by": 2, "labels": {"channel": "web"}}`); r.Status != 200 {
 		t.Fatalf("a labelled increment: %d %s", r.Status, r.Body)

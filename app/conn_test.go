@@ -20,6 +20,7 @@ import (
 // that a client could take for the answer to its next request. A raw TCP
 // client sees exactly what goes over the wire.
 func TestIdleOrStalledConnectionsCloseWithoutAnswer(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) {
 		c.HTTP.ReadTimeout, c.HTTP.WriteTimeout, c.HTTP.IdleTimeout = 300*time.Millisecond, time.Second, 600*time.Millisecond
 	})

@@ -82,6 +82,7 @@ func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
 // kept only when it is short and of safe characters: it is written into
 // the logs verbatim.
 func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct {
 		name, sent string
@@ -122,6 +123,7 @@ func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
 // The latency histogram resolves the fast paths: its lowest bucket is
 // 50 µs, well under a typical 0.2 ms request.
 func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	e.Do(t, "GET", "/healthz", "")
 	r := e.Do(t, "GET", "/metrics", "")
@@ -135,6 +137,7 @@ func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
 // unknown path 404, and a method HTTP client libraries would never send
 // 501: each in the JSON error shape, with a request id.
 func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct {
 		method, path string
@@ -179,6 +182,7 @@ func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 // headers alone: a client still writing a body the server will never read
 // may meet a reset instead of the answer, which is TCP's doing, not ours.
 func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	r := announceBody(t, e, "/v1/counters/big/increment", 70<<10)
 	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {
@@ -196,6 +200,7 @@ func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
 // A counter's read carries an ETag; revalidating with it is 304 without a
 // body until the counter changes.
 func TestCounterReadRevalidatesWithETag(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	e.Do(t, "PUT", "/v1/counters/tagged", `{"value": 1}`)
 	first := e.Do(t, "GET", "/v1/counters/tagged", "")
@@ -236,6 +241,7 @@ func TestCounterReadRevalidatesWithETag(t *testing.T) {
 // The snippet is gzipped for clients that take gzip, plain for others, and
 // each form revalidates with its own ETag.
 func TestSnippetIsGzippedAndRevalidates(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct {
 		name, acceptEncoding string
@@ -300,6 +306,7 @@ func announceBodyTo(t *testing.T, e *apptest.Env, method, path string, n int, he
 // A JSON endpoint's body may come gzipped, and the body limit holds for it
 // unzipped: a few KiB of gzip can unzip to gigabytes.
 func TestGzippedBodiesKeepTheBodyLimit(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	bomb := gzipped(t, `{"by": 1, "pad": "`+strings.Repeat("x", 10<<20)+`"}`)
 	for _, tc := range []struct {
@@ -355,6 +362,7 @@ func rawRequest(t *testing.T, e *apptest.Env, req string) apptest.Response {
 // type: curl --json sends JSON's). A request without a body may say any
 // type; an import has types of its own.
 func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct {
 		name, contentType, body string
@@ -402,6 +410,7 @@ func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
 // 400 invalid_argument (RFC 9112 allows none there) and counts nothing:
 // the space is not taken into the counter's name.
 func TestRawSpacesInTheRequestTargetAre400(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct{ name, target string }{
 		{"a space", "/v1/counters/bad name/increment"},

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	steps := []struct {
 		method, path, body string
@@ -82,6 +83,7 @@ func TestCounterEndpointsAnswerWithContractStatuses(t *testing.T) {
 }
 
 func TestNamesRoundTripAsOnePathSegment(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	names := []string{
 		"docs/index.html", "books/Red Horse Hill", `say "hi"`, "it's", "100%", "a+b", "ünïcödé/日本", "emoji 🎉",
@@ -113,6 +115,7 @@ func TestNamesRoundTripAsOnePathSegment(t *testing.T) {
 }
 
 func TestBadNamesAreRejectedWithoutChangingAnything(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	bad := []string{
 		strings.Repeat("x", 256), // too long
@@ -142,6 +145,7 @@ func TestBadNamesAreRejectedWithoutChangingAnything(t *testing.T) {
 }
 
 func TestBearerTokenGuardsTheAPIWhenSet(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	cases := []struct {
 		headers []string
@@ -163,6 +167,7 @@ func TestBearerTokenGuardsTheAPIWhenSet(t *testing.T) {
 }
 
 func TestOversizedBodyIs413(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) { c.HTTP.BodyLimit = 4096 })
 	r := announceBody(t, e, "/v1/counters/big/increment", 5000)
 	if r.Status != 413 || r.ErrorCode() != "payload_too_large" {

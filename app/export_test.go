@@ -15,6 +15,7 @@ import (
 // Export streams every counter under the prefix, past the list's page
 // size, in name order, one JSON object a line; other prefixes stay out.
 func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	const n = 2345 // more than two pages of 1000
 	for start := 0; start < n; start += 100 {

@@ -18,6 +18,7 @@ import (
 // operation of the spec is sent with a GET behind it on one connection,
 // and the GET's answer must come through intact.
 func TestHeadAnswersEndWithTheirHeaders(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fa", `{"value": 1}`)

@@ -40,6 +40,7 @@ func getHistory(tb testing.TB, e *apptest.Env, path string) seriesBody {
 // refused by a bound, some retried with their Idempotency-Key: today's
 // count is the sum of the acknowledged steps, and so is the value.
 func TestTodayCountsExactlyTheAcknowledgedSteps(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	started := time.Now()
 	e.Do(t, "PUT", "/v1/counters/sales%2Fstock", `{"value": 0, "min": 0}`)
@@ -99,6 +100,7 @@ func TestTodayCountsExactlyTheAcknowledgedSteps(t *testing.T) {
 // Increments on both sides of local midnight on the days the clocks change
 // in Berlin, and in Kolkata (UTC+5:30), land in their own local days.
 func TestIncrementsLandInTheirLocalDays(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		zone string
 		day  string // the local date whose midnight is crossed
@@ -145,6 +147,7 @@ func TestIncrementsLandInTheirLocalDays(t *testing.T) {
 // nothing; an unknown counter is 404; a prefix's history sums its counters;
 // the public history serves public names only, without a token.
 func TestHistoryEndpoints(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "secret" })
 	auth := "Authorization: Bearer secret"
 	e.Do(t, "POST", "/v1/counters/hits%2Fa/increment?by=3", "", auth)

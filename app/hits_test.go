@@ -69,7 +69,8 @@ func (s svgText) shows(text string) bool {
 }
 
 func TestHitCountsAndAnswersTheValue(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	for want := int64(1); want <= 3; want++ {
 		if got := env.Hit(t, "hits/docs/index.html"); got != want {
 			t.Fatalf("hit %d answered %d", want, got)
@@ -82,7 +83,8 @@ func TestHitCountsAndAnswersTheValue(t *testing.T) {
 }
 
 func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbig", `{"value": 1233}`)
 	tests := []struct {
 		query, label, value string
@@ -114,7 +116,8 @@ func TestHitBadgeCountsAndShowsLabelAndValue(t *testing.T) {
 }
 
 func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fro", `{"value": 41}`)
 	for range 2 {
 		res := env.Do(t, "GET", "/v1/counters/hits%2Fro/badge.svg?label=readers", "")
@@ -140,7 +143,8 @@ func TestCounterBadgeShowsTheValueWithoutCounting(t *testing.T) {
 // A label comes from whoever writes the URL: it must come out as text,
 // never as markup, on the way through HTTP.
 func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	labels := []string{
 		"</text><script>alert(1)</script>",
 		`"><svg onload="alert(1)">`,
@@ -171,7 +175,8 @@ func TestBadgeLabelMarkupComesOutEscaped(t *testing.T) {
 }
 
 func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	queries := []string{
 		"label=" + strings.Repeat("x", 65),
 		"label=a%01b",
@@ -195,6 +200,7 @@ func TestBadBadgeQueriesAreRefusedWithoutCounting(t *testing.T) {
 }
 
 func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		prefixes []string
 		name     string
@@ -252,7 +258,8 @@ func TestNamesOutsideThePublicPrefixesAreForbidden(t *testing.T) {
 }
 
 func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	res := env.Do(t, "GET", "/v1/snippet.js", "")
 	if res.Status != 200 {
 		t.Fatalf("status %d", res.Status)
@@ -274,7 +281,8 @@ func TestSnippetIsServedAsCacheableJavaScript(t *testing.T) {
 // Every answer of the public endpoints, errors included, may be read by any
 // page and must not be cached; preflights are answered.
 func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fc", `{"value": 1}`)
 	tests := []struct {
 		path   string
@@ -330,6 +338,7 @@ func TestPublicAnswersCarryCORSAndNoStore(t *testing.T) {
 }
 
 func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret"
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = token })
 	auth := "Authorization: Bearer " + token
@@ -362,7 +371,8 @@ func TestPublicEndpointsNeedNoTokenWhilePrivateOnesDo(t *testing.T) {
 }
 
 func TestHitRefusesABadName(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	for _, path := range []string{"/v1/hits/hits%2F%00", "/v1/hits/hits%2F" + strings.Repeat("a", 300), "/v1/hits/%E2%28"} {
 		if res := env.Do(t, "GET", path, ""); res.Status != 400 || res.ErrorCode() != "invalid_argument" {
 			t.Errorf("%s: status %d, body %s", path[:min(len(path), 40)], res.Status, res.Body)
@@ -372,7 +382,8 @@ func TestHitRefusesABadName(t *testing.T) {
 
 // Link checkers probe badge URLs with HEAD; that is no page view.
 func TestHeadRequestsDoNotCount(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	for _, path := range []string{"/v1/hits/hits%2Fhead", "/v1/hits/hits%2Fhead/badge.svg"} {
 		if res := env.Do(t, "HEAD", path, ""); res.Status != 200 {
 			t.Fatalf("HEAD %s: status %d", path, res.Status)

@@ -14,6 +14,7 @@ import (
 // changes nothing, for each of the three keyed requests; the same request
 // with another key is a new change.
 func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	tests := []struct {
 		name         string
@@ -67,6 +68,7 @@ func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
 // The same key with another request (body, name, method or route) is 409,
 // and the refused request changes nothing.
 func TestSameKeyWithDifferentRequestIsConflict(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	first := env.Do(t, "POST", "/v1/counters/sales/increment", `{"by": 2}`, keyHeader("k1"))
 	wantStatus(t, first, 200, "")
@@ -96,6 +98,7 @@ func TestSameKeyWithDifferentRequestIsConflict(t *testing.T) {
 }
 
 func TestMalformedIdempotencyKeyIsBadRequest(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	tests := []struct{ name, key string }{
 		{"empty", ""},
@@ -126,6 +129,7 @@ func TestMalformedIdempotencyKeyIsBadRequest(t *testing.T) {
 // Concurrent requests with one key: one applies, the others wait for it and
 // return its answer.
 func TestConcurrentRequestsWithOneKeyApplyOnce(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	tests := []struct {
 		name, path, body string
@@ -164,6 +168,7 @@ func TestConcurrentRequestsWithOneKeyApplyOnce(t *testing.T) {
 // reason has gone; a new key is evaluated anew. Bad input records
 // nothing: the key stays free.
 func TestARefusedFirstAttemptIsTheKeysAnswer(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 0, "min": 0}`), 201, "")
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/full", `{"value": 9223372036854775807}`), 201, "")
@@ -223,6 +228,7 @@ func TestARefusedFirstAttemptIsTheKeysAnswer(t *testing.T) {
 // The answer is in MySQL, committed with the change: a new process on the
 // same database (a restart after a crash) still knows it.
 func TestRetryAfterRestartReturnsRecordedAnswer(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	first := env.Do(t, "POST", "/v1/counters/sales/increment", `{"by": 4}`, keyHeader("order-1"))
 	wantStatus(t, first, 200, "")
@@ -238,6 +244,7 @@ func TestRetryAfterRestartReturnsRecordedAnswer(t *testing.T) {
 // checked on read), and the purge deletes expired keys in chunks while
 // keeping live ones.
 func TestExpiredKeysAreIgnoredAndPurged(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	var clk clock
 	env.Store.Now = clk.Now

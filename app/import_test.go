@@ -57,6 +57,7 @@ func decodeReport(t *testing.T, r apptest.Response) importReport {
 // Each kind of bad line is refused and named with its reason; the good
 // lines around it are applied.
 func TestImportRefusesEachBadLineAndAppliesTheRest(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	tests := []struct {
 		name, line, reason string
@@ -101,6 +102,7 @@ func TestImportRefusesEachBadLineAndAppliesTheRest(t *testing.T) {
 // mode=overwrite replaces their values and bounds. A name that comes twice
 // is applied in order, as if line by line.
 func TestImportCreateSkipsExistingAndOverwriteReplacesThem(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode          string
 		created, over int64
@@ -142,6 +144,7 @@ func TestImportCreateSkipsExistingAndOverwriteReplacesThem(t *testing.T) {
 // With atomic=true one refused line fails the whole import with that
 // line's status, names it in the report, and changes nothing.
 func TestAtomicImportWithARefusedLineChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/kept", `{"value": 1}`), 201, "")
 	tests := []struct {
@@ -183,6 +186,7 @@ func TestAtomicImportWithARefusedLineChangesNothing(t *testing.T) {
 // A request the service refuses as a whole (bad options, a body that is not
 // what it says) is 400 and changes nothing.
 func TestImportRefusesBadRequestsWholly(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	good := importBody(`{"name": "a", "value": 1}`)
 	tests := []struct {
@@ -221,6 +225,7 @@ func gzipped(t *testing.T, s string) []byte {
 
 // A gzipped body is read as the plain one.
 func TestImportReadsGzip(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	r := env.Do(t, "POST", "/v1/import", string(gzipped(t, importBody(`{"name": "z/1", "value": 11}`, `{"name": "z/2", "value": 12}`))),
 		"Content-Encoding: gzip")
@@ -235,6 +240,7 @@ func TestImportReadsGzip(t *testing.T) {
 // and changes nothing, whether the retry is gzipped or not; with other
 // lines or another mode it is 409.
 func TestImportIsIdempotentWithAKey(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	body := importBody(`{"name": "i/a", "value": 1}`, `{"name": "i/b", "value": "bad"}`)
 	first := env.Do(t, "POST", "/v1/import?mode=overwrite", body, "Idempotency-Key: imp-1")
@@ -272,6 +278,7 @@ func TestImportIsIdempotentWithAKey(t *testing.T) {
 // 403 and changes nothing; a key without the write scope is 403 at once.
 // Idempotency keys are the API key's own.
 func TestImportKeepsToTheKeysPrefixes(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	writer := bearerOf(createKey(t, env, `{"name": "shop", "scopes": ["write"], "prefixes": ["shop/"]}`).Secret)
 	other := bearerOf(createKey(t, env, `{"name": "shop 2", "scopes": ["write"], "prefixes": ["shop/"]}`).Secret)
@@ -307,6 +314,7 @@ func TestImportKeepsToTheKeysPrefixes(t *testing.T) {
 // An export of one service imports into another as it was: names, values,
 // bounds and created_at.
 func TestExportImportsIntoAnotherService(t *testing.T) {
+	t.Parallel()
 	from, to := apptest.New(t), apptest.New(t)
 	wantStatus(t, from.Do(t, "PUT", "/v1/counters/m%2Fa", `{"value": 3, "min": 0, "max": 10}`), 201, "")
 	wantStatus(t, from.Do(t, "PUT", "/v1/counters/m%2Fb%20c", `{"value": -9223372036854775808}`), 201, "")
@@ -330,6 +338,7 @@ func TestExportImportsIntoAnotherService(t *testing.T) {
 // A large import streams: 120,000 lines sent chunked, as they are made,
 // all applied. (Its memory is measured by scripts/bench -scenario import.)
 func TestImportStreamsManyLines(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	const n = 120_000
 	pr, pw := io.Pipe()
@@ -377,6 +386,7 @@ func TestChunkedImportIsAnsweredOnceItsBodyEnds(t *testing.T) {
 // A report names at most 1,000 skipped or refused lines, counts them all,
 // and says it was cut.
 func TestImportReportIsCapped(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	lines := make([]string, 1500)
 	for i := range lines {
@@ -410,6 +420,7 @@ func TestImportInvalidatesTheCache(t *testing.T) {
 // Streaming the import's body leaves the other endpoints' limit as it was,
 // also for a body sent in chunks without a Content-Length.
 func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	body := `{"value": 1, "pad": "` + strings.Repeat("x", 70<<10) + `"}`
 	// On a connection of its own, written beside the read of the answer:

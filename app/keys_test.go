@@ -321,6 +321,7 @@ func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
 // applied, and neither is answered with the other's recorded value. A
 // repeat from one key replays its own answer.
 func TestIdempotencyKeysBelongToTheAPIKeyThatSentThem(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	shop := `{"name": "till %d", "scopes": ["write"], "prefixes": ["shop/"]}`
 	a, b := createKey(t, env, fmt.Sprintf(shop, 1)).Secret, createKey(t, env, fmt.Sprintf(shop, 2)).Secret
@@ -358,6 +359,7 @@ func TestIdempotencyKeysBelongToTheAPIKeyThatSentThem(t *testing.T) {
 // A key's prefixes bound every name a request touches, and what a listing
 // shows.
 func TestKeyPrefixesBoundNamesListsAndBatches(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for _, name := range []string{"shop/a", "shopping", "other/b"} {
 		env.Do(t, "PUT", "/v1/counters/"+strings.ReplaceAll(name, "/", "%2F"), `{"value": 1}`)
@@ -420,6 +422,7 @@ func TestKeyPrefixesBoundNamesListsAndBatches(t *testing.T) {
 // A new key is shown with its secret once; reads show it without. Bad
 // requests are 400 and make no key.
 func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	r := env.Do(t, "POST", "/v1/keys", `{"name": "shop A", "scopes": ["read", "write", "read"], "prefixes": ["shopA/"], "companies": [7], "expires_at": "2999-01-31T00:00:00Z"}`)
 	var created map[string]any
@@ -476,6 +479,7 @@ func TestKeysAreCreatedOnceWithASecretAndValidated(t *testing.T) {
 // last_used_at is kept off the request path: it shows a key's use once
 // the service has written its usage, which it does once a minute.
 func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	k := createKey(t, env, `{"name": "shop", "scopes": ["read"], "prefixes": ["shop/"]}`)
 	lastUsed := func() any {
@@ -497,6 +501,7 @@ func TestLastUsedIsWrittenApartFromRequests(t *testing.T) {
 // asking MySQL for a while, is refused there within a second of its
 // revocation: no request that began later is served.
 func TestBusyKeyIsRefusedEverywhereWithinASecondOfItsRevocation(t *testing.T) {
+	t.Parallel()
 	a := apptest.New(t)
 	b := apptest.NewWithDSN(t, a.DSN)
 	k := createKey(t, a, `{"name": "till", "scopes": ["write"], "prefixes": ["shop/"]}`)

@@ -13,6 +13,7 @@ import (
 // An event's data is JSON that names the counter exactly, whatever its
 // name holds (quotes, backslashes, non-ASCII), and its id is the version.
 func TestEventsAreTheContractsShapes(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 11, 24, 16, 0, 0, 123456000, time.UTC)
 	for _, name := range []string{"books/Red Horse Hill", `a"b\c`, "ünï/<&>"} {
 		for _, deleted := range []bool{false, true} {

@@ -36,6 +36,7 @@ func liveOptions(c *wire.Config) {
 // A counter's stream starts with retry: and the current value, then sends
 // each change, with ids that grow and the commit time.
 func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/live%2Fa", `{"value": 41}`)
 	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fa/events")
@@ -75,6 +76,7 @@ func TestCounterStreamSendsCurrentValueThenChanges(t *testing.T) {
 // 404, an empty prefix 400; a public page with no hit yet streams 0 and
 // the stream counts no hit.
 func TestStreamsAnswerErrorsBeforeTheyStart(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	for _, tc := range []struct {
 		path   string
@@ -106,6 +108,7 @@ func TestStreamsAnswerErrorsBeforeTheyStart(t *testing.T) {
 // it changes; an older one sends the current value once; a garbled or
 // unknown one sends the current value.
 func TestLastEventIDResumesWithTheCurrentValueOnlyIfNewer(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/live%2Fr", `{"value": 1}`)
 	s := apptest.OpenStream(t, e.URL+"/v1/counters/live%2Fr/events")
@@ -133,6 +136,7 @@ func TestLastEventIDResumesWithTheCurrentValueOnlyIfNewer(t *testing.T) {
 // A prefix stream sends the changes of every counter under the prefix
 // and nothing else, nothing from before it opened.
 func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/shop%2Fold", `{"value": 5}`)
 	s := apptest.OpenStream(t, e.URL+"/v1/events?prefix=shop%2F")
@@ -186,6 +190,7 @@ func TestPrefixStreamSendsTheDeletionOfACounterUnchangedSinceItOpened(t *testing
 // answered with the current value of each counter, as docs/live-updates.md
 // says, so that a client never waits for nothing.
 func TestPrefixStreamAnswersAnUnknownLastEventIDWithTheCurrentValues(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/pf%2Fa", `{"value": 1}`)
 	single := apptest.OpenStream(t, e.URL+"/v1/counters/pf%2Fa/events")
@@ -218,6 +223,7 @@ func TestPrefixStreamAnswersAnUnknownLastEventIDWithTheCurrentValues(t *testing.
 
 // A key sees the streams of its own prefixes only.
 func TestStreamsAreScopedLikeReads(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	read := createKey(t, e, `{"name": "shop reader", "scopes": ["read"], "prefixes": ["shop/"]}`).Secret
 	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 1}`)
@@ -246,6 +252,7 @@ func TestStreamsAreScopedLikeReads(t *testing.T) {
 // Past the per-address cap a stream is refused 429 with an integer
 // Retry-After; closing one makes room again.
 func TestStreamsPastTheCapAreRefused(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fc", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fc/events"
@@ -303,7 +310,7 @@ func TestDrainEndsEveryStreamWithinASecond(t *testing.T) {
 
 // A thousand streams opened and dropped by their clients leave no
 // goroutine behind: each stream hears its client close.
-func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) {
+func TestDroppedStreamsLeaveNoGoroutines(t *testing.T) { // counts the process's goroutines: alone
 	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.Live.MaxPerAddr = 2000 })
 	e.Do(t, "PUT", "/v1/counters/live%2Fg", `{"value": 1}`)
 	url := e.URL + "/v1/counters/live%2Fg/events"
@@ -486,6 +493,7 @@ func streamOnce(t *testing.T, e *apptest.Env, method, path string, headers ...st
 // stream ends, its place freed, while the client still holds the
 // connection.
 func TestAClientThatStopsReadingIsDropped(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions, func(c *wire.Config) { c.HTTP.WriteTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // request overwrites; a metric label that kept it would turn a PUT series
 // into a second GET series, and the registry then refuses to serve /metrics.
 func TestMetricsStayServableAfterRequestsWithDifferentMethods(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	for range 20 {
 		env.Do(t, "PUT", "/v1/counters/m", `{"value": 1}`)

@@ -754,6 +754,7 @@ func withHeader(x exchange, h string) exchange {
 // lists for it in Allow; an unknown path is 404 and an unknown method 501,
 // all in the spec's Error schema.
 func TestWrongMethodsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	errSchema := s.doc.Components.Schemas["Error"].Value
@@ -805,6 +806,7 @@ func validateError(t *testing.T, schema *openapi3.Schema, what string, body []by
 // holds the other methods both ways; TestEveryAnswerMatchesOpenAPI
 // exercises every operation).
 func TestOpenAPIListsEveryHeadAndOptionsRoute(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	for _, r := range e.App.GetRoutes(true) {

@@ -20,6 +20,7 @@ var (
 // Every route the service serves is in openapi.yaml, and every operation
 // openapi.yaml documents is served: the reference stays in step with the code.
 func TestOpenAPIDocumentsExactlyTheServedRoutes(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("../openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestOpenAPIDocumentsExactlyTheServedRoutes(t *testing.T) {
 // checks before the handler. A route added without one fails here by name
 // (and router.private refuses to add a private route without one).
 func TestEveryRouteDeclaresItsAccess(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	ops := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 	for _, r := range e.App.GetRoutes(true) {

@@ -13,6 +13,7 @@ import (
 // today starting at midnight in tz; shields.json answers shields.io's
 // endpoint schema with exactly its four keys.
 func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fshop", `{"value": 3444}`) // a set: not counted today
 	e.Do(t, "POST", "/v1/counters/hits%2Fshop/increment?by=12", "")
@@ -85,6 +86,7 @@ func TestPrivateBadgesWithoutATokenAreServedToLoopbackOnly(t *testing.T) {
 // Without credentials a private name is 401, a read that needs a token
 // (openapi.yaml), whoever asks; the hit badge of one stays 403.
 func TestPrivateBadgesAreReadWithAKeyWithinItsPrefixes(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	admin := bearerOf("s3cret")
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "", admin)

@@ -60,9 +60,11 @@ func createTicket(tb testing.TB, env *apptest.Env, boardID int64, title string) 
 }
 
 func TestCreateBoardUpperCasesTheSlugAndAnswers201(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "ninja")
-	if b.ID < 1 || b.CompanyID != 1 || b.Slug != "NINJA" || b.Title != "Board ninja" || b.CreatedAt == "" {
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	b := createBoard(t, env, co, "ninja")
+	if b.ID < 1 || b.CompanyID != co || b.Slug != "NINJA" || b.Title != "Board ninja" || b.CreatedAt == "" {
 		t.Fatalf("board = %+v", b)
 	}
 	r := env.Do(t, "GET", fmt.Sprintf("/v1/boards/%d", b.ID), "")
@@ -74,7 +76,8 @@ func TestCreateBoardUpperCasesTheSlugAndAnswers201(t *testing.T) {
 }
 
 func TestCreateBoardRefusesBadBodies(t *testing.T) {
-	env := apptest.New(t)
+	t.Parallel()
+	env := apptest.Shared(t)
 	tests := []struct {
 		name, body string
 	}{
@@ -105,17 +108,19 @@ func TestCreateBoardRefusesBadBodies(t *testing.T) {
 }
 
 func TestBoardSlugConflictsWithinACompanyOnly(t *testing.T) {
-	env := apptest.New(t)
-	createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	createBoard(t, env, co, "NINJA")
 	tests := []struct {
 		company int64
 		slug    string
 		status  int
 	}{
-		{1, "NINJA", 409},
-		{1, "ninja", 409}, // the same slug once upper-cased
-		{2, "NINJA", 201},
-		{1, "ROCK", 201},
+		{co, "NINJA", 409},
+		{co, "ninja", 409}, // the same slug once upper-cased
+		{newCompany(), "NINJA", 201},
+		{co, "ROCK", 201},
 	}
 	for _, tt := range tests {
 		r := env.Do(t, "POST", "/v1/boards", fmt.Sprintf(`{"company_id": %d, "slug": %q, "title": "t"}`, tt.company, tt.slug))
@@ -126,8 +131,10 @@ func TestBoardSlugConflictsWithinACompanyOnly(t *testing.T) {
 }
 
 func TestCreateTicketChecksTitleAndDescriptionInCharacters(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	b := createBoard(t, env, co, "NINJA")
 	path := fmt.Sprintf("/v1/boards/%d/tickets", b.ID)
 	tests := []struct {
 		name, body string
@@ -160,8 +167,9 @@ func TestCreateTicketChecksTitleAndDescriptionInCharacters(t *testing.T) {
 }
 
 func TestTicketEndpointsRefuseBadIDs(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	b := createBoard(t, env, newCompany(), "NINJA")
 	body := `{"title": "t"}`
 	tests := []struct{ method, path, body string }{
 		{"GET", "/v1/boards/0", ""},
@@ -192,20 +200,23 @@ func TestTicketEndpointsRefuseBadIDs(t *testing.T) {
 }
 
 func TestTicketEndpointsAnswer404ForUnknownBoardsAndTickets(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	b := createBoard(t, env, co, "NINJA")
 	createTicket(t, env, b.ID, "one")
 	tests := []struct{ method, path, body string }{
-		{"GET", "/v1/boards/999", ""},
-		{"POST", "/v1/boards/999/tickets", `{"title": "t"}`},
-		{"GET", "/v1/boards/999/tickets", ""},
-		{"GET", "/v1/boards/999/tickets/1", ""},
-		{"DELETE", "/v1/boards/999/tickets/1", ""},
+		// No board of the shared service's has this id.
+		{"GET", "/v1/boards/999999999", ""},
+		{"POST", "/v1/boards/999999999/tickets", `{"title": "t"}`},
+		{"GET", "/v1/boards/999999999/tickets", ""},
+		{"GET", "/v1/boards/999999999/tickets/1", ""},
+		{"DELETE", "/v1/boards/999999999/tickets/1", ""},
 		{"GET", fmt.Sprintf("/v1/boards/%d/tickets/2", b.ID), ""},
 		{"DELETE", fmt.Sprintf("/v1/boards/%d/tickets/2", b.ID), ""},
-		{"GET", "/v1/companies/1/tickets/NINJA-2", ""},
-		{"GET", "/v1/companies/1/tickets/ROCK-1", ""},
-		{"GET", "/v1/companies/2/tickets/NINJA-1", ""},
+		{"GET", fmt.Sprintf("/v1/companies/%d/tickets/NINJA-2", co), ""},
+		{"GET", fmt.Sprintf("/v1/companies/%d/tickets/ROCK-1", co), ""},
+		{"GET", fmt.Sprintf("/v1/companies/%d/tickets/NINJA-1", newCompany()), ""},
 	}
 	for _, tt := range tests {
 		r := env.Do(t, tt.method, tt.path, tt.body)
@@ -216,8 +227,9 @@ func TestTicketEndpointsAnswer404ForUnknownBoardsAndTickets(t *testing.T) {
 }
 
 func TestDeletedTicketsNumberStaysUsed(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	b := createBoard(t, env, newCompany(), "NINJA")
 	for range 3 {
 		createTicket(t, env, b.ID, "t")
 	}
@@ -237,14 +249,16 @@ func TestDeletedTicketsNumberStaysUsed(t *testing.T) {
 }
 
 func TestTicketIsFoundByItsKeyInAnyCase(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	b := createBoard(t, env, co, "NINJA")
 	var want ticketBody
 	for i := 1; i <= 7; i++ {
 		want = createTicket(t, env, b.ID, fmt.Sprintf("ticket %d", i))
 	}
 	for _, key := range []string{"NINJA-7", "ninja-7", "Ninja-7"} {
-		r := env.Do(t, "GET", "/v1/companies/1/tickets/"+key, "")
+		r := env.Do(t, "GET", fmt.Sprintf("/v1/companies/%d/tickets/%s", co, key), "")
 		var got ticketBody
 		r.Decode(t, &got)
 		if r.Status != 200 || got != want {
@@ -260,9 +274,11 @@ func TestTicketIsFoundByItsKeyInAnyCase(t *testing.T) {
 }
 
 func TestListTicketsPagesByNumber(t *testing.T) {
-	env := apptest.New(t)
-	b := createBoard(t, env, 1, "NINJA")
-	other := createBoard(t, env, 1, "ROCK")
+	t.Parallel()
+	env := apptest.Shared(t)
+	co := newCompany()
+	b := createBoard(t, env, co, "NINJA")
+	other := createBoard(t, env, co, "ROCK")
 	for i := 1; i <= 5; i++ {
 		createTicket(t, env, b.ID, fmt.Sprintf("ticket %d", i))
 	}
@@ -302,6 +318,7 @@ func TestListTicketsPagesByNumber(t *testing.T) {
 }
 
 func TestBoardSequenceIsAReadOnlyReservedCounter(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	b := createBoard(t, env, 1, "NINJA")
 	for range 3 {
@@ -342,6 +359,7 @@ func TestBoardSequenceIsAReadOnlyReservedCounter(t *testing.T) {
 }
 
 func TestTicketEndpointsNeedTheBearerToken(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	paths := []struct{ method, path string }{
 		{"POST", "/v1/boards"},

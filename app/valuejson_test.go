@@ -8,6 +8,7 @@ import (
 )
 
 func TestValueJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	names := []string{"", "a", `q"uote`, `back\slash`, "<script>&amp;", "tab\there", "nl\n", "bs\b ff\f cr\r", "\x00\x1f\x7f", "é日本🎉",
 		"\u2028\u2029", "bad\xffutf8", "docs/index.html"}
 	values := []int64{0, 1, -1, math.MaxInt64, math.MinInt64}

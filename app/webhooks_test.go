@@ -113,6 +113,7 @@ func verify(t *testing.T, secret string, c call) map[string]any {
 // A crossing is delivered signed as Standard Webhooks specifies, and the
 // deliveries list it as delivered; the secret is shown only once.
 func TestACrossingIsDeliveredSignedAndListed(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, allowPrivate)
 	rcv := newReceiver(t, nil)
 	h := createHook(t, e, `{"url": "`+rcv.URL+`/in", "name": "stock/widget", "thresholds": [0], "direction": "down"}`)
@@ -158,6 +159,7 @@ func TestACrossingIsDeliveredSignedAndListed(t *testing.T) {
 // 410 disables the hook at once: no more events are recorded, and enable
 // brings it back.
 func TestGoneDisablesTheHookAndEnableRestoresIt(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, allowPrivate)
 	gone := true
 	var mu sync.Mutex
@@ -200,6 +202,7 @@ func TestGoneDisablesTheHookAndEnableRestoresIt(t *testing.T) {
 // 503 with Retry-After is retried no sooner than it asks, with the same id
 // and the same bytes.
 func TestRetryAfterIsHonouredAndARetrySendsTheSameBytes(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, allowPrivate)
 	rcv := newReceiver(t, func(n int, w http.ResponseWriter) {
 		if n == 0 {
@@ -222,6 +225,7 @@ func TestRetryAfterIsHonouredAndARetrySendsTheSameBytes(t *testing.T) {
 // URLs that reach this machine or private networks are refused at
 // creation, and nothing else is accepted but http(s).
 func TestPrivateAndOddURLsAreRefusedAtCreation(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, u := range []string{
 		"http://127.0.0.1/", "http://localhost:8080/", "http://[::1]/", "http://10.1.2.3/", "http://192.168.0.1/",
@@ -241,6 +245,7 @@ func TestPrivateAndOddURLsAreRefusedAtCreation(t *testing.T) {
 // A write key manages hooks inside its prefixes only, sees only those, and
 // has a limit; a read key none.
 func TestHooksAreScopedToTheKeysPrefixesAndLimited(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, allowPrivate, func(c *wire.Config) { c.Webhooks.MaxPerKey = 2 })
 	admin := createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shopB/x", "thresholds": [1]}`)
 	w := createKey(t, e, `{"name": "shop A", "scopes": ["write"], "prefixes": ["shopA/"]}`)
@@ -368,6 +373,7 @@ type hookRotated struct {
 // is signed with the secrets of its own attempt, with the same id and
 // bytes. The old secret is never shown, nor either logged.
 func TestARotatedSecretSignsBesideTheOldOneUntilTheGraceEnds(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, allowPrivate)
 	start := time.Now().UTC().Truncate(time.Second)
 	clock := testenv.NewClock(start)

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/internal/wire"
+	"github.com/countersvc/countersvc/storage"
 )
 
 // Env is one running service, built by internal/wire as main.go builds it.
@@ -68,7 +70,15 @@ type Option func(*wire.Config)
 // without Redis.
 func New(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
-	return NewWithDSN(tb, testenv.MySQLDSN(tb), opts...)
+	return NewWithDSN(tb, MigratedDSN(tb), opts...)
+}
+
+// MigratedDSN is the DSN of a fresh database with the service's schema,
+// copied from the one template this test binary migrates: the service's
+// start then finds no migration to run.
+func MigratedDSN(tb testing.TB) string {
+	tb.Helper()
+	return testenv.MigratedDSN(tb, storage.Migrate)
 }
 
 // NewWithDSN starts the service on the database of dsn, without Redis.
@@ -81,7 +91,7 @@ func NewWithDSN(tb testing.TB, dsn string, opts ...Option) *Env {
 // redisURL: the read cache and the page-hit limits, as configured by default.
 func NewWithCache(tb testing.TB, redisURL string, opts ...Option) *Env {
 	tb.Helper()
-	return start(tb, testenv.MySQLDSN(tb), redisURL, opts)
+	return start(tb, MigratedDSN(tb), redisURL, opts)
 }
 
 // start builds the service with the defaults of an empty environment, the
@@ -99,7 +109,11 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	level, _ := cfg.Log.SlogLevel() // validated
 	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
+	var svc *wire.Service
+	var err error
+	testenv.DriverConfig(func() { // storage.Connect sets the driver's global logger
+		svc, err = wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
+	})
 	if err != nil {
 		cancel()
 		tb.Fatal(err)
@@ -238,4 +252,76 @@ func (e *Env) TryDo(method, path, body string, headers ...string) (Response, err
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
+}
+
+// The shared service: one a test binary, with the defaults and without
+// Redis, for the tests that need only the HTTP surface and change no
+// setting. They run in parallel (t.Parallel) and use names, boards and
+// companies of their own; a test that needs other settings, a fresh
+// database or a restart starts its own with New. Main stops it when the
+// tests have run.
+var shared struct {
+	once sync.Once
+	env  *Env
+	err  string
+	tb   *processTB
+}
+
+// Shared returns the shared service, starting it on first use.
+func Shared(tb testing.TB) *Env {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs MariaDB, which -short leaves out")
+	}
+	shared.once.Do(func() {
+		shared.tb = &processTB{}
+		defer func() {
+			if r := recover(); r != nil {
+				shared.err = fmt.Sprint(r)
+			}
+		}()
+		shared.env = New(shared.tb)
+	})
+	if shared.err != "" {
+		tb.Fatalf("starting the shared service: %s", shared.err)
+	}
+	return shared.env
+}
+
+// Main runs the tests of a package that uses Shared and then stops the
+// shared service: call it from TestMain as os.Exit(apptest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.tb != nil {
+		shared.tb.cleanup()
+	}
+	return code
+}
+
+// processTB lets the shared service outlive the test that first asked
+// for it: the helpers take a testing.TB, and a test's would stop the
+// service when that test ends. Only what they call is implemented; the
+// embedded nil TB panics on anything else, which a test run shows.
+type processTB struct {
+	testing.TB
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+func (*processTB) Helper()                           {}
+func (*processTB) Name() string                      { return "shared" }
+func (*processTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (*processTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (t *processTB) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+func (t *processTB) cleanup() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
 }

@@ -1,6 +1,7 @@
 package clienttest
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -16,6 +17,13 @@ var serviceURL = "http://localhost:8080"
 var shared *apptest.Env
 
 func TestMain(m *testing.M) {
+	// Every test and example here needs the service, and so MariaDB:
+	// -short (scripts/test -short) leaves them all out.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped: the client's tests need the service, which -short leaves out")
+		os.Exit(0)
+	}
 	tb := &mainTB{}
 	code := func() int {
 		defer tb.cleanup()

@@ -25,6 +25,7 @@ type MariaDB struct {
 // StartMariaDB starts a private MariaDB, stopped when the test ends.
 func StartMariaDB(tb testing.TB) *MariaDB {
 	tb.Helper()
+	skipShort(tb)
 	m := &MariaDB{Dir: tb.TempDir()}
 	if err := m.start(); err != nil {
 		tb.Fatal(err)
@@ -105,10 +106,9 @@ func (m *MariaDB) start() error {
 	m.cmd = exec.Command(bin, args...)
 	// The server dies with the test binary even if cleanup never runs.
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := m.cmd.Start(); err != nil {
+	if err := startServer(m.cmd); err != nil {
 		return err
 	}
-	go m.cmd.Wait()
 	db, err := sql.Open("mysql", m.ServerDSN())
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ var remotes atomic.Int64
 // root, no ip(8), no network namespaces).
 func NewRemote(tb testing.TB) *Remote {
 	tb.Helper()
+	skipShort(tb)
 	if os.Geteuid() != 0 {
 		tb.Skip("a second, non-loopback address needs a network namespace, which needs root")
 	}

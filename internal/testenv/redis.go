@@ -22,6 +22,7 @@ type Redis struct {
 // test ends.
 func StartRedis(tb testing.TB) *Redis {
 	tb.Helper()
+	skipShort(tb)
 	r := &Redis{Port: FreePort(tb)}
 	r.Start(tb)
 	tb.Cleanup(r.Kill)
@@ -51,10 +52,9 @@ func (r *Redis) Start(tb testing.TB) {
 		"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
 	r.cmd = exec.Command(bin, append(args, r.extra...)...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
+	if err := startServer(r.cmd); err != nil {
 		tb.Fatal(err)
 	}
-	go r.cmd.Wait()
 	if !waitFor(10*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", r.Addr(), 100*time.Millisecond)
 		if err == nil {

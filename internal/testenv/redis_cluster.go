@@ -17,6 +17,7 @@ type RedisCluster struct {
 // redis-cli and waits until every node reports the cluster ok.
 func StartRedisCluster(tb testing.TB) *RedisCluster {
 	tb.Helper()
+	skipShort(tb)
 	cli, err := binary("redis-cli")
 	if err != nil {
 		tb.Fatal(err)

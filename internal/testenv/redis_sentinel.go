@@ -27,6 +27,7 @@ type Sentinel struct {
 // can be asked for at once.
 func StartSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
+	skipShort(tb)
 	s := &Sentinel{}
 	primary := StartRedis(tb)
 	replica := &Redis{Port: FreePort(tb), extra: []string{"--replicaof", "127.0.0.1", primary.portString()}}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +57,7 @@ func serverDSN() (string, error) {
 // test ends.
 func MySQLDSN(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	server, err := serverDSN()
 	if err != nil {
 		tb.Fatal(err)
@@ -66,12 +69,18 @@ func MySQLDSN(tb testing.TB) string {
 // and returns a DSN for it.
 func NewDatabase(tb testing.TB, serverDSN string) string {
 	tb.Helper()
-	cfg, err := mysql.ParseDSN(serverDSN)
-	if err != nil {
-		tb.Fatalf("parsing %s: %v", EnvMySQLDSN, err)
-	}
-	cfg.DBName = ""
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	skipShort(tb)
+	var cfg *mysql.Config
+	var db *sql.DB
+	var err error
+	DriverConfig(func() {
+		if cfg, err = mysql.ParseDSN(serverDSN); err != nil {
+			err = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
+			return
+		}
+		cfg.DBName = ""
+		db, err = sql.Open("mysql", cfg.FormatDSN())
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +92,9 @@ func NewDatabase(tb testing.TB, serverDSN string) string {
 		tb.Fatalf("creating test database: %v", err)
 	}
 	tb.Cleanup(func() {
-		db, err := sql.Open("mysql", cfg.FormatDSN())
+		var db *sql.DB
+		var err error
+		DriverConfig(func() { db, err = sql.Open("mysql", cfg.FormatDSN()) })
 		if err != nil {
 			return
 		}
@@ -115,6 +126,55 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// driverConfig orders the making of MySQL driver configurations in one
+// test binary. storage.Connect sets the driver's logger, a global that
+// every new configuration (ParseDSN, sql.Open) reads: harmless in the
+// service, one of it a process, but a race between tests that run in
+// parallel, one starting a service while another opens a database.
+// testenv holds it wherever it parses a DSN; apptest holds it while
+// wire builds a service (DriverConfig).
+var driverConfig sync.Mutex
+
+// DriverConfig runs f while no other test of the binary makes a MySQL
+// driver configuration through testenv or apptest.
+func DriverConfig(f func()) {
+	driverConfig.Lock()
+	defer driverConfig.Unlock()
+	f()
+}
+
+// skipShort skips a test that needs a server when go test runs with
+// -short (scripts/test -short): what is left are the tests that need
+// nothing but Go, which run in a minute.
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs MariaDB or Redis, which -short leaves out")
+	}
+}
+
+// startServer starts cmd, whose SysProcAttr.Pdeathsig ends it with the
+// test binary, and reaps it when it exits. Pdeathsig fires when the
+// thread that started the process ends, not the process: a goroutine
+// that locks its thread and returns without unlocking ends that thread
+// (the network namespaces' dial does), and a server started from it
+// would be killed in the middle of the run, as the shared MariaDB once
+// was ("connection refused" for every later test). The server is started
+// from a thread of its own, locked until the server exits.
+func startServer(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the server
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+	}()
+	return <-started
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -322,19 +322,27 @@ func TestALingeringSenderServesTheNextSpells(t *testing.T) {
 }
 
 // A lingering sender that no call wakes ends after Linger: an idle queue
-// keeps no goroutine, and the next call starts a sender again.
+// keeps no goroutine, and the next call starts a sender again. Each
+// sender is watched by its own goroutine id, not by the count of the
+// process's goroutines, which any other test's goroutine changes.
 func TestALingeringSenderEndsWhenNoCallComes(t *testing.T) {
-	before := runtime.NumGoroutine()
+	var sender string
 	q := batch.New(func(b []*batch.Call[int, int], _ bool) {
+		sender = goroutineID() // one batch at a time: no lock needed
 		for _, c := range b {
 			c.Answer(c.Req, nil)
 		}
 	}, batch.Options[int, int]{Linger: 10 * time.Millisecond})
+	var previous string
 	for i := range 2 {
 		if v, err := q.Do(context.Background(), i); v != i || err != nil {
 			t.Fatalf("call %d: %d, %v", i, v, err)
 		}
-		waitGoroutines(t, before)
+		if sender == previous {
+			t.Fatalf("call %d was sent by goroutine %s, which had ended: no new sender started", i, sender)
+		}
+		waitEnded(t, sender)
+		previous = sender
 	}
 }
 
@@ -349,17 +357,6 @@ func waitEnded(t *testing.T, id string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutine %s did not end: a sender lingered", id)
-		}
-	}
-}
-
-// waitGoroutines waits until no more than n goroutines run: the senders
-// have ended.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, want %d: a sender did not end", runtime.NumGoroutine(), n)
 		}
 	}
 }
