@@ -2,14 +2,38 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/keys"
 )
+
+// LabelsField is the field of an increment's body that carries its
+// labels ({"labels": {"channel": "web"}}): an object of strings checked
+// against the rules of counters.Labels, absent or {} being none. With on
+// (breakdowns count labels) they become the step's Extra
+// (breakdowns.Of); off, they are checked and dropped, so that the
+// increment is grouped and written exactly as an unlabelled one.
+func LabelsField(on bool) ExtraField {
+	return ExtraField{Key: "labels", Read: func(raw json.RawMessage) (counters.Extra, error) {
+		var labels counters.Labels
+		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
+			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
+		}
+		if err := labels.Validate(); err != nil {
+			return nil, err
+		}
+		if !on {
+			return nil, nil
+		}
+		return breakdowns.Of(labels), nil
+	}}
+}
 
 // breakdownReader is how the HTTP API reads breakdowns
 // (breakdowns.Service).

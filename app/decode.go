@@ -110,24 +110,33 @@ func (o jsonObject) stringField(key string) (string, bool, error) {
 	return s, true, nil
 }
 
-// labelsField reads labels: an object of strings, checked against the
-// rules of counters.Labels; absent or {} is none.
-func (o jsonObject) labelsField(key string) (counters.Labels, error) {
-	raw, ok := o[key]
-	if !ok {
+// An ExtraField reads what else an increment counts (counters.Extra)
+// from a field of its body, for the capability that counts it (the
+// breakdowns' "labels", LabelsField). The increment and batch handlers
+// take the field among theirs and hand what it read to the service
+// without knowing it. The zero ExtraField reads no field.
+type ExtraField struct {
+	Key string
+	// Read reads the field's raw JSON: a value its kind checked, nil for
+	// none, or an EINVALID error.
+	Read func(raw json.RawMessage) (counters.Extra, error)
+}
+
+// with returns known and the field's key, the keys a body may give.
+func (f ExtraField) with(known ...string) []string {
+	if f.Key == "" {
+		return known
+	}
+	return append(known, f.Key)
+}
+
+// of reads the field from o; absent, nil.
+func (f ExtraField) of(o jsonObject) (counters.Extra, error) {
+	raw, ok := o[f.Key]
+	if !ok || f.Key == "" {
 		return nil, nil
 	}
-	var labels counters.Labels
-	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
-		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", key)
-	}
-	if err := labels.Validate(); err != nil {
-		return nil, err
-	}
-	if len(labels) == 0 {
-		return nil, nil
-	}
-	return labels, nil
+	return f.Read(raw)
 }
 
 func (o jsonObject) boolField(key string) (bool, bool, error) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -196,7 +197,7 @@ func (s *Service) increment(ctx context.Context, v Visit) (int64, error) {
 	if s.labels == nil {
 		return s.counters.Increment(ctx, v.Name, 1)
 	}
-	return s.counters.IncrementLabelled(ctx, v.Name, 1, s.labels.Labels(v))
+	return s.counters.IncrementWith(ctx, v.Name, 1, breakdowns.Of(s.labels.Labels(v)))
 }
 
 // identify names the visit's client in the units of the limits, and its

@@ -91,17 +91,6 @@ type CounterStore struct {
 	// stays as it was (COUNTERS_HISTORY=false, for comparisons).
 	History bool
 
-	// Labels says increments also count their labels (breakdowns, see
-	// labels_write.go), in their transaction; LabelValues is how many
-	// distinct values of a label a counter keeps per UTC day (0:
-	// counters.DefaultLabelValues), which settling them decides (see
-	// BreakdownsOf). Off, labels are not written.
-	Labels      bool
-	LabelValues int
-	// LabelSlot is how many bytes of packed labels a counter's row takes
-	// before a write moves them out (0: DefaultLabelSlot); tests shrink it.
-	LabelSlot int
-
 	// Returning says the server hands back rows with INSERT ... RETURNING,
 	// which lets a multi-counter increment read its new values in the same
 	// statement. Open asks the server (see probeReturning); tests clear it
@@ -123,6 +112,8 @@ type CounterStore struct {
 	// again (measured alike: 1,610 acknowledged, none lost).
 	Exchanges bool
 
+	tallies   []Tally             // what steps also count (see tally.go)
+	labels    *labelTally         // the tally of those, the one with a slot in the counter's row
 	recorders []Recorder          // the change seam's inside (see changes.go)
 	observers []counters.Observer // ... and its after-commit side
 }
@@ -387,8 +378,9 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 	return c, false, value, nil
 }
 
-// Delete implements counters.Store: the counter, its history and its
-// labels (breakdowns) go in one transaction, the counter's row first, as every writer of history locks it.
+// Delete implements counters.Store: the counter, its history and what its
+// tallies kept go in one transaction, the counter's row first, as every
+// writer of history locks it.
 // The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
 	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
@@ -407,12 +399,11 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 				return nil, err
 			}
 		}
-		// Pending labels before the settled ones: a pass settling the
-		// counter's rows holds them, then writes its labels (see
-		// labels_settle.go), so this waits for it and then removes those too.
-		for _, q := range []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?", "DELETE FROM counter_label_month WHERE name = ?"} {
-			if _, err = tx.ExecContext(ctx, q, name); err != nil {
-				return nil, err
+		for _, t := range s.tallies {
+			for _, q := range t.deletes() {
+				if _, err = tx.ExecContext(ctx, q, name); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil

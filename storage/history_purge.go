@@ -11,9 +11,9 @@ import (
 
 var _ history.Purger = (*HistoryStore)(nil)
 
-// PurgeHistory implements history.Purger: first the label counts of the
-// days before before (migrations/012 and 013: pending rows, label slots,
-// settled rows, label months), then counter_history's rows of
+// PurgeHistory implements history.Purger: first what the store's tallies
+// kept of the days before before (see Tally.purges; the labels':
+// migrations/012 and 013), then counter_history's rows of
 // the days before before, then the rolled-up months (migrations/011) that
 // end by then, then the days before before of the month that holds it,
 // then the visitor sketches of those days, then
@@ -24,36 +24,39 @@ var _ history.Purger = (*HistoryStore)(nil)
 // the horizon: an increment meanwhile moved it on, and it stays.
 func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
 	day := before.Format(time.DateOnly)
-	deleting := func(stmt, until string) func(int) (int64, error) {
-		return func(limit int) (int64, error) {
-			res, err := s.db.ExecContext(ctx, stmt, until, limit)
-			if err != nil {
-				return 0, mapError("storage.PurgeHistory", err, true)
-			}
-			return res.RowsAffected()
-		}
+	// The tallies' first (labels): a read of such a day never finds
+	// them beyond its history.
+	var steps []func(limit int) (int64, error)
+	for _, t := range s.tallies {
+		steps = append(steps, t.purges(ctx, s.db, before)...)
 	}
-	var total int64
-	for _, step := range []func(limit int) (int64, error){
-		// Labels first: a read of such a day never finds labels beyond its
-		// history; pending ones before settled ones, as DELETE takes them.
-		deleting("DELETE FROM counter_label_pending WHERE day < ? LIMIT ?", day),
-		deleting("UPDATE counter SET label_slot = NULL, label_day = NULL WHERE label_day < ? LIMIT ?", day),
-		deleting("DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
-		deleting("DELETE FROM counter_label_month WHERE month < ? ORDER BY month LIMIT ?", monthOf(before).Format(time.DateOnly)),
-		func(limit int) (int64, error) { return s.trimLabelMonths(ctx, before, limit) },
-		deleting("DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
-		deleting("DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
+	steps = append(steps,
+		deleting(ctx, s.db, "DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
+		deleting(ctx, s.db, "DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
 		func(limit int) (int64, error) { return s.trimMonths(ctx, before, limit) },
-		deleting("DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", day),
+		deleting(ctx, s.db, "DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", day),
 		func(limit int) (int64, error) { return s.purgeSlots(ctx, quarterNumber(before), limit) },
-	} {
+	)
+	var total int64
+	for _, step := range steps {
 		n, err := step(limit - int(total))
 		if total += n; err != nil || total >= int64(limit) {
 			return total, err
 		}
 	}
 	return total, nil
+}
+
+// deleting is a step of PurgeHistory: stmt, with until and the step's
+// limit.
+func deleting(ctx context.Context, db *sql.DB, stmt, until string) func(int) (int64, error) {
+	return func(limit int) (int64, error) {
+		res, err := db.ExecContext(ctx, stmt, until, limit)
+		if err != nil {
+			return 0, mapError("storage.PurgeHistory", err, true)
+		}
+		return res.RowsAffected()
+	}
 }
 
 // purgeSlots clears at most limit slots that hold a quarter before keep.

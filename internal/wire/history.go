@@ -74,7 +74,7 @@ const rollupEvery = time.Hour
 // roll-up job that keeps past days small (always: it changes no answer),
 // and the retention job when the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
-	store := storage.NewHistoryStore(b.s.DB)
+	store := storage.HistoryOf(b.s.Store) // its retention removes what the tallies kept too
 	b.history = history.NewService(store, b.now)
 	if b.s.Visitors != nil {
 		b.history.Visitors = b.s.Visitors
