@@ -8,6 +8,7 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -367,6 +368,12 @@ func (c *coalescer) increment(ctx context.Context, name string, by int64, parts 
 // rest per value.
 func partsOf(waiters []*waiter, now time.Time) []counters.Part {
 	current := now.Truncate(counters.HistoryGrain)
+	end := current.Add(counters.HistoryGrain)
+	if !slices.ContainsFunc(waiters, func(w *waiter) bool {
+		return w.Req.extra != nil || w.Req.at.Before(current) || !w.Req.at.Before(end)
+	}) {
+		return nil // the hot counter's round: nothing to split, nothing allocated
+	}
 	var parts []counters.Part
 	extra := false
 	for _, w := range waiters {
