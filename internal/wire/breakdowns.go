@@ -38,7 +38,7 @@ func defaultBreakdowns(c *Config) {
 // breakdownsOn says whether labels are counted: a breakdown's "(none)" is the
 // history's total less the labelled steps, so without history
 // (COUNTERS_HISTORY=false) there are no breakdowns either.
-func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.MySQL.History }
+func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.History.On }
 
 // labelsTally is the breakdowns' tally, which the core registers with the
 // store before its first write: on or off, it deletes what labels counted

@@ -39,7 +39,7 @@ type capability struct {
 
 var capabilities = []capability{
 	{name: "unique visitors", build: buildVisitors}, // its settings are in the page hits' block
-	{name: "history", build: buildHistory},
+	{name: "history", defaults: defaultHistory, build: buildHistory},
 	{name: "breakdowns", defaults: defaultBreakdowns, build: buildBreakdowns, tally: (*Config).labelsTally, field: (*Config).labelsField},
 	{name: "page hits", defaults: defaultHits, build: buildHits},
 	{name: "tickets", build: buildTickets},
