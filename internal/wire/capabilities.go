@@ -29,19 +29,34 @@ import (
 // with the counter store before its first write, and the field of an
 // increment's body that carries its kind of counters.Extra (at most one
 // capability has one: a step carries one Extra).
+//
+// What a build leaves on the builder for later ones it names in provides,
+// and what it takes from earlier ones in needs: Build refuses an order in
+// which a capability comes before what it needs (checkOrder), so the
+// order of the list is declared rather than known.
 type capability struct {
 	name     string
 	defaults func(c *Config)                          // its block's defaults; nil: it has none
 	build    func(b *builder) (app.Capability, error) // nil routes: none of its own
 	tally    func(c *Config) storage.Tally            // what its steps also count; nil: none
 	field    func(c *Config) app.ExtraField           // the body's field of its Extra; nil: none
+	needs    []string                                 // what it takes from the builder
+	provides []string                                 // what it leaves there
 }
 
+// What capabilities leave on the builder for each other.
+const (
+	clientKeys   = "client keys"   // builder.clientKeys
+	visitorCount = "visitor count" // Service.Visitors
+	historySvc   = "history"       // builder.history
+	pageHits     = "page hits"     // builder.hits
+)
+
 var capabilities = []capability{
-	{name: "unique visitors", build: buildVisitors}, // its settings are in the page hits' block
-	{name: "history", defaults: defaultHistory, build: buildHistory},
+	{name: "unique visitors", build: buildVisitors, provides: []string{clientKeys, visitorCount}}, // its settings are in the page hits' block
+	{name: "history", defaults: defaultHistory, build: buildHistory, needs: []string{visitorCount}, provides: []string{historySvc}},
 	{name: "breakdowns", defaults: defaultBreakdowns, build: buildBreakdowns, tally: (*Config).labelsTally, field: (*Config).labelsField},
-	{name: "page hits", defaults: defaultHits, build: buildHits},
+	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount}, provides: []string{pageHits}},
 	{name: "tickets", build: buildTickets},
 	{name: "live updates", defaults: defaultLive, build: buildLive},
 	{name: "webhooks", defaults: defaultWebhooks, build: buildWebhooks},
@@ -86,4 +101,27 @@ func writePath(cfg *Config, store *storage.CounterStore) (app.ExtraField, error)
 		field = c.field(cfg)
 	}
 	return field, nil
+}
+
+// checkOrder returns an error naming the first capability of list that
+// needs what no capability before it provides; the app, built after all
+// of them, needs the history and the page hits.
+func checkOrder(list []capability) error {
+	provided := map[string]bool{}
+	for _, c := range list {
+		for _, n := range c.needs {
+			if !provided[n] {
+				return fmt.Errorf("capability %q needs the %s, which no capability before it provides", c.name, n)
+			}
+		}
+		for _, p := range c.provides {
+			provided[p] = true
+		}
+	}
+	for _, n := range []string{historySvc, pageHits} {
+		if !provided[n] {
+			return fmt.Errorf("the HTTP application needs the %s, which no capability provides", n)
+		}
+	}
+	return nil
 }

@@ -85,6 +85,9 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 	if err := s.core(ctx, cfg, log); err != nil {
 		return nil, err
 	}
+	if err := checkOrder(capabilities); err != nil {
+		return nil, err
+	}
 	b := &builder{s: s, ctx: ctx, cfg: cfg, log: log}
 	var routes []app.Capability
 	for _, c := range capabilities {
