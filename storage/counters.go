@@ -86,7 +86,8 @@ type CounterStore struct {
 	KeyRetention time.Duration
 
 	// History says increments also add their steps to the counter's
-	// history (see history_write.go), in their own transaction. On by
+	// history (see history_write.go, its tally and its slot), in their own
+	// transaction. On by
 	// default; off, an increment is the one statement above and history
 	// stays as it was (COUNTERS_HISTORY=false, for comparisons).
 	History bool
@@ -138,8 +139,10 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 		}
 		stmts = append(stmts, st)
 	}
-	return &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
-		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}, nil
+	s := &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
+		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}
+	s.tallies = []Tally{historyTally{s}}
+	return s, nil
 }
 
 // Close releases the prepared statements.
@@ -378,9 +381,10 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 	return c, false, value, nil
 }
 
-// Delete implements counters.Store: the counter, its history and what its
-// tallies kept go in one transaction, the counter's row first, as every
-// writer of history locks it.
+// Delete implements counters.Store: the counter and what its tallies kept
+// (its history, its labels) go in one transaction, the counter's row
+// first, as every writer of a tally locks it, then each tally's rows in
+// the order registered.
 // The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
 	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
@@ -393,11 +397,6 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name); err != nil {
 			return nil, err
-		}
-		for _, q := range []string{"DELETE FROM counter_history WHERE name = ?", "DELETE FROM counter_history_month WHERE name = ?"} {
-			if _, err = tx.ExecContext(ctx, q, name); err != nil {
-				return nil, err
-			}
 		}
 		for _, t := range s.tallies {
 			for _, q := range t.deletes() {

@@ -11,32 +11,25 @@ import (
 
 var _ history.Purger = (*HistoryStore)(nil)
 
-// PurgeHistory implements history.Purger: first what the store's tallies
-// kept of the days before before (see Tally.purges; the labels':
-// migrations/012 and 013), then counter_history's rows of
-// the days before before, then the rolled-up months (migrations/011) that
-// end by then, then the days before before of the month that holds it,
-// then the visitor sketches of those days, then
-// the slots (migrations/009) of counters idle since then, at most limit
-// in all. The first two are ranges of their (day, name) keys, from the
-// oldest day. A slot is cleared by its counter's primary key, found by a
-// read that takes no locks, and only while it still holds a quarter before
-// the horizon: an increment meanwhile moved it on, and it stays.
+// PurgeHistory implements history.Purger: what each of the store's
+// tallies kept of the days before before (Tally.purges), the last
+// registered first: the labels' (migrations/012 and 013), then history's
+// own (counter_history's rows of those days, the rolled-up months of
+// migrations/011 that end by then, the days before before of the month
+// that holds it, the slots of migrations/009 of counters idle since
+// then), then the visitor sketches of those days, at most limit in all.
+// The day and month rows go as ranges of their keys, from the oldest
+// day. A slot is cleared by its counter's primary key, found by a read
+// that takes no locks, and only while it still holds a quarter before the
+// horizon: an increment meanwhile moved it on, and it stays.
 func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
-	day := before.Format(time.DateOnly)
-	// The tallies' first (labels): a read of such a day never finds
-	// them beyond its history.
+	// The tallies last registered first: labels before history, so that
+	// a read of such a day never finds labels beyond its history.
 	var steps []func(limit int) (int64, error)
-	for _, t := range s.tallies {
+	for _, t := range slices.Backward(s.tallies) {
 		steps = append(steps, t.purges(ctx, s.db, before)...)
 	}
-	steps = append(steps,
-		deleting(ctx, s.db, "DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
-		deleting(ctx, s.db, "DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
-		func(limit int) (int64, error) { return s.trimMonths(ctx, before, limit) },
-		deleting(ctx, s.db, "DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", day),
-		func(limit int) (int64, error) { return s.purgeSlots(ctx, quarterNumber(before), limit) },
-	)
+	steps = append(steps, deleting(ctx, s.db, "DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", before.Format(time.DateOnly)))
 	var total int64
 	for _, step := range steps {
 		n, err := step(limit - int(total))

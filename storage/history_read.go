@@ -26,7 +26,9 @@ type HistoryStore struct {
 var _ history.Store = (*HistoryStore)(nil)
 
 // NewHistoryStore returns the history store of db.
-func NewHistoryStore(db *DB) *HistoryStore { return &HistoryStore{db: db.DB} }
+func NewHistoryStore(db *DB) *HistoryStore {
+	return &HistoryStore{db: db.DB, tallies: []Tally{historyTally{}}}
+}
 
 // HistoryOf returns the history store of the database s writes to, whose
 // retention also removes what s's tallies (registered by then) kept.

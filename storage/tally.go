@@ -10,8 +10,8 @@ import (
 )
 
 // A Tally is what a step also counts beside its counter's value: history's
-// quarters are one (history_write.go), breakdowns' labels another
-// (labels_write.go). The counter store runs each registered tally (Count)
+// quarters are one (history_write.go, every store's first), breakdowns'
+// labels another (labels_write.go). The counter store runs each registered tally (Count)
 // without knowing what it counts: in every transaction that changes
 // counters it adds the tally's statements after the counters' upsert,
 // with Delete it removes the tally's rows of the counter, and history's
@@ -35,7 +35,8 @@ type Tally interface {
 	deletes() []string
 	// purges are the steps of history's retention that remove what the
 	// tally kept of the days before before, each at most limit rows,
-	// returning how many it removed; run before history's own.
+	// returning how many it removed; the tallies registered last run
+	// first, so that a read never finds labels beyond their history.
 	purges(ctx context.Context, db *sql.DB, before time.Time) []func(limit int) (int64, error)
 	// takes reports whether the tally counts x, a step's Extra (never
 	// nil): such a step's write goes the transactional way.
@@ -56,13 +57,10 @@ func (s *CounterStore) Count(tallies ...Tally) {
 }
 
 // countsOf are the statements that count changes' steps beside their
-// values, in the order every writer takes their locks: history, then
-// each tally in the order registered.
+// values, in the order every writer takes their locks: each tally's in
+// the order registered, history's first.
 func (s *CounterStore) countsOf(changes []counters.Change) []statement {
 	var out []statement
-	if q, args := s.historyOf(changes); q != "" {
-		out = append(out, statement{q, args})
-	}
 	for _, t := range s.tallies {
 		out = append(out, t.counts(changes)...)
 	}
@@ -81,11 +79,8 @@ func (s *CounterStore) addCounts(ctx context.Context, ex Execer, changes []count
 }
 
 // counted reports whether a registered tally other than except counts an
-// Extra of incs. Nothing registered, nothing to ask.
+// Extra of incs: for a write without one, a nil comparison per step.
 func (s *CounterStore) counted(incs []counters.Increment, except Tally) bool {
-	if len(s.tallies) == 0 {
-		return false
-	}
 	takes := func(x counters.Extra) bool {
 		return x != nil && slices.ContainsFunc(s.tallies, func(t Tally) bool { return t != except && t.takes(x) })
 	}
