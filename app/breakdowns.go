@@ -50,7 +50,7 @@ type breakdownReader interface {
 // first, so the static one wins.
 func Breakdowns(svc breakdownReader) Capability {
 	return capabilityFunc(func(r router) {
-		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, hits: r.hits}
+		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public}
 		noStore := publicHeaders("no-store")
 		r.publicGet("/hits/breakdown", publicRoute, noStore, h.publicPrefix)
 		r.publicGet("/hits/:name/breakdown", publicRoute, noStore, h.publicCounter)
@@ -61,8 +61,8 @@ func Breakdowns(svc breakdownReader) Capability {
 
 type breakdownHandlers struct {
 	dbBudget
-	svc  breakdownReader
-	hits *hitHandlers
+	svc    breakdownReader
+	public publicNames
 }
 
 type breakdownRowJSON struct {
@@ -104,7 +104,7 @@ func (h *breakdownHandlers) prefix(c *fiber.Ctx) error {
 // publicCounter is a public counter's breakdown: read-only, no token, a
 // name outside the public prefixes 403 as for hits.
 func (h *breakdownHandlers) publicCounter(c *fiber.Ctx) error {
-	name, err := h.hits.publicName(c)
+	name, err := h.public.publicName(c)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (h *breakdownHandlers) publicPrefix(c *fiber.Ctx) error {
 	r := breakdownRequest(c)
 	r.Prefix = strings.Clone(c.Query("prefix"))
 	if r.Prefix != "" {
-		if err := h.hits.hits.Public(r.Prefix); err != nil {
+		if err := h.public.publicPrefix(r.Prefix); err != nil {
 			return err
 		}
 	}

@@ -144,14 +144,15 @@ func New(o Options) *App {
 		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
 	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL, extra: o.Extra}
 	hist := &historyHandlers{dbBudget: budget, svc: o.History}
-	r.hits = newHitHandlers(r, o, hist, h.svc)
+	hitsH := newHitHandlers(r, o, hist, h.svc)
+	r.public = hitsH
 	// Capabilities first: Fiber tries routes in the order they were added,
 	// and a capability's static path (GET /v1/hits/breakdown) must win
 	// over the core's parameter (GET /v1/hits/{name}).
 	for _, cap := range o.Capabilities {
 		cap.routes(r)
 	}
-	routePublic(r, r.hits)
+	routePublic(r, hitsH)
 	r.private("GET", "/counters", listAccess(), h.list)
 	r.private("POST", "/counters/reset", resetAccess(), h.reset)
 	r.private("POST", "/counters/batch", batchAccess(o.Extra), h.batch)
