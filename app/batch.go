@@ -54,7 +54,7 @@ func batchItem(raw json.RawMessage, field ExtraField) (it counters.Increment, er
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		return it, counters.Errorf(counters.EINVALID, "Each increment must be an object {\"name\", \"by\"}.")
 	}
-	obj, err := parseObject(raw, field.with("name", "by")...)
+	obj, err := parseObject(raw, "name", "by", field.Key)
 	if err != nil {
 		return it, err
 	}

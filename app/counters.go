@@ -54,7 +54,7 @@ func (b dbBudget) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) 
 // incrementBy reads the step from the body ({"by": n}) or the query
 // (?by=n), and what else it counts from the body's extra field.
 func incrementBy(c *fiber.Ctx, field ExtraField) (int64, counters.Extra, error) {
-	obj, err := parseObject(c.Body(), field.with("by")...)
+	obj, err := parseObject(c.Body(), "by", field.Key)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -46,8 +46,9 @@ func errReserved() error {
 // all be known to the handler.
 type jsonObject map[string]json.RawMessage
 
-// parseObject parses body as one JSON object with only the allowed keys. An
-// empty body is an empty object.
+// parseObject parses body as one JSON object with only the allowed keys
+// ("" allows none: the zero ExtraField's key). An empty body is an empty
+// object.
 func parseObject(body []byte, allowed ...string) (jsonObject, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return jsonObject{}, nil
@@ -59,7 +60,7 @@ func parseObject(body []byte, allowed ...string) (jsonObject, error) {
 	for key := range obj {
 		known := false
 		for _, a := range allowed {
-			known = known || key == a
+			known = known || key == a && a != ""
 		}
 		if !known {
 			return nil, counters.Errorf(counters.EINVALID, "Unknown field %q.", key)
@@ -120,14 +121,6 @@ type ExtraField struct {
 	// Read reads the field's raw JSON: a value its kind checked, nil for
 	// none, or an EINVALID error.
 	Read func(raw json.RawMessage) (counters.Extra, error)
-}
-
-// with returns known and the field's key, the keys a body may give.
-func (f ExtraField) with(known ...string) []string {
-	if f.Key == "" {
-		return known
-	}
-	return append(known, f.Key)
 }
 
 // of reads the field from o; absent, nil.
