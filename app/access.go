@@ -156,7 +156,7 @@ type router struct {
 	proxies   trustedProxies
 	drain     *Drain
 	writeWait time.Duration // Options.WriteTimeout
-	hits      *hitHandlers  // the public names' rule, for public streams
+	public    publicNames   // page hits' rule of public names, for other capabilities' public routes
 }
 
 // private adds a route that needs credentials and a.

@@ -25,7 +25,7 @@ func toBatchJSON(items []counters.Increment, values []int64) batchJSON {
 // batchItems parses {"increments": [{"name": "...", "by": n}, ...]}
 // strictly. Errors name the first bad item; a reserved name is 403, as for
 // a single increment.
-func batchItems(body []byte) ([]counters.Increment, error) {
+func batchItems(body []byte, field ExtraField) ([]counters.Increment, error) {
 	obj, err := parseObject(body, "increments")
 	if err != nil {
 		return nil, err
@@ -43,18 +43,18 @@ func batchItems(body []byte) ([]counters.Increment, error) {
 	}
 	items := make([]counters.Increment, len(list))
 	for i, r := range list {
-		if items[i], err = batchItem(r); err != nil {
+		if items[i], err = batchItem(r, field); err != nil {
 			return nil, counters.ItemError(i, items[i].Name, err)
 		}
 	}
 	return items, nil
 }
 
-func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
+func batchItem(raw json.RawMessage, field ExtraField) (it counters.Increment, err error) {
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
 		return it, counters.Errorf(counters.EINVALID, "Each increment must be an object {\"name\", \"by\"}.")
 	}
-	obj, err := parseObject(raw, "name", "by", "labels")
+	obj, err := parseObject(raw, "name", "by", field.Key)
 	if err != nil {
 		return it, err
 	}
@@ -73,7 +73,7 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 	if err := counters.ValidateName(name); err != nil {
 		return it, err
 	}
-	if it.Labels, err = obj.labelsField("labels"); err != nil {
+	if it.Extra, err = field.of(obj); err != nil {
 		return it, err
 	}
 	if counters.IsReserved(name) {
@@ -84,8 +84,8 @@ func batchItem(raw json.RawMessage) (it counters.Increment, err error) {
 
 // batchAccess checks every item's name; a refusal names the first
 // refused item.
-func batchAccess() access {
-	parse := func(c *fiber.Ctx) ([]counters.Increment, error) { return batchItems(c.Body()) }
+func batchAccess(field ExtraField) access {
+	parse := func(c *fiber.Ctx) ([]counters.Increment, error) { return batchItems(c.Body(), field) }
 	return bodyAccess("write items", parse, func(items []counters.Increment, allow func(keys.Access, keys.Resource) error) error {
 		for i, it := range items {
 			if err := allow(keys.Write, keys.Name(it.Name)); err != nil {

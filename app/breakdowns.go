@@ -2,14 +2,38 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/keys"
 )
+
+// LabelsField is the field of an increment's body that carries its
+// labels ({"labels": {"channel": "web"}}): an object of strings checked
+// against the rules of counters.Labels, absent or {} being none. With on
+// (breakdowns count labels) they become the step's Extra
+// (breakdowns.Of); off, they are checked and dropped, so that the
+// increment is grouped and written exactly as an unlabelled one.
+func LabelsField(on bool) ExtraField {
+	return ExtraField{Key: "labels", Read: func(raw json.RawMessage) (counters.Extra, error) {
+		var labels counters.Labels
+		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
+			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
+		}
+		if err := labels.Validate(); err != nil {
+			return nil, err
+		}
+		if !on {
+			return nil, nil
+		}
+		return breakdowns.Of(labels), nil
+	}}
+}
 
 // breakdownReader is how the HTTP API reads breakdowns
 // (breakdowns.Service).
@@ -26,7 +50,7 @@ type breakdownReader interface {
 // first, so the static one wins.
 func Breakdowns(svc breakdownReader) Capability {
 	return capabilityFunc(func(r router) {
-		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, hits: r.hits}
+		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public}
 		noStore := publicHeaders("no-store")
 		r.publicGet("/hits/breakdown", publicRoute, noStore, h.publicPrefix)
 		r.publicGet("/hits/:name/breakdown", publicRoute, noStore, h.publicCounter)
@@ -37,8 +61,8 @@ func Breakdowns(svc breakdownReader) Capability {
 
 type breakdownHandlers struct {
 	dbBudget
-	svc  breakdownReader
-	hits *hitHandlers
+	svc    breakdownReader
+	public publicNames
 }
 
 type breakdownRowJSON struct {
@@ -80,7 +104,7 @@ func (h *breakdownHandlers) prefix(c *fiber.Ctx) error {
 // publicCounter is a public counter's breakdown: read-only, no token, a
 // name outside the public prefixes 403 as for hits.
 func (h *breakdownHandlers) publicCounter(c *fiber.Ctx) error {
-	name, err := h.hits.publicName(c)
+	name, err := h.public.publicName(c)
 	if err != nil {
 		return err
 	}
@@ -95,7 +119,7 @@ func (h *breakdownHandlers) publicPrefix(c *fiber.Ctx) error {
 	r := breakdownRequest(c)
 	r.Prefix = strings.Clone(c.Query("prefix"))
 	if r.Prefix != "" {
-		if err := h.hits.hits.Public(r.Prefix); err != nil {
+		if err := h.public.publicPrefix(r.Prefix); err != nil {
 			return err
 		}
 	}

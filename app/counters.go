@@ -40,6 +40,7 @@ type counterHandlers struct {
 	dbBudget
 	svc     counters.Service
 	listTTL time.Duration
+	extra   ExtraField // what else an increment's body may count
 }
 
 // dbBudget bounds a request's MySQL and Redis work: Fiber's own context is
@@ -51,9 +52,9 @@ func (b dbBudget) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) 
 }
 
 // incrementBy reads the step from the body ({"by": n}) or the query
-// (?by=n), and the labels from the body ({"labels": {"channel": "web"}}).
-func incrementBy(c *fiber.Ctx) (int64, counters.Labels, error) {
-	obj, err := parseObject(c.Body(), "by", "labels")
+// (?by=n), and what else it counts from the body's extra field.
+func incrementBy(c *fiber.Ctx, field ExtraField) (int64, counters.Extra, error) {
+	obj, err := parseObject(c.Body(), "by", field.Key)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -61,7 +62,7 @@ func incrementBy(c *fiber.Ctx) (int64, counters.Labels, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	labels, err := obj.labelsField("labels")
+	extra, err := field.of(obj)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -73,25 +74,25 @@ func incrementBy(c *fiber.Ctx) (int64, counters.Labels, error) {
 	case inBody && inQuery:
 		return 0, nil, counters.Errorf(counters.EINVALID, "Give the step either in the body or as ?by=, not both.")
 	case inBody:
-		return fromBody, labels, nil
+		return fromBody, extra, nil
 	case inQuery:
-		return fromQuery, labels, nil
+		return fromQuery, extra, nil
 	}
-	return 1, labels, nil
+	return 1, extra, nil
 }
 
 func (h *counterHandlers) increment(c *fiber.Ctx) error {
 	name := checkedName(c)
-	by, labels, err := incrementBy(c)
+	by, extra, err := incrementBy(c, h.extra)
 	if err != nil {
 		return err
 	}
 	if hasIdempotencyKey(c) {
-		return h.incrementOnce(c, name, by, labels)
+		return h.incrementOnce(c, name, by, extra)
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	v, err := h.svc.IncrementLabelled(ctx, name, by, labels)
+	v, err := h.svc.IncrementWith(ctx, name, by, extra)
 	if err != nil {
 		return err
 	}

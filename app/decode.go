@@ -46,8 +46,9 @@ func errReserved() error {
 // all be known to the handler.
 type jsonObject map[string]json.RawMessage
 
-// parseObject parses body as one JSON object with only the allowed keys. An
-// empty body is an empty object.
+// parseObject parses body as one JSON object with only the allowed keys
+// ("" allows none: the zero ExtraField's key). An empty body is an empty
+// object.
 func parseObject(body []byte, allowed ...string) (jsonObject, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return jsonObject{}, nil
@@ -59,7 +60,7 @@ func parseObject(body []byte, allowed ...string) (jsonObject, error) {
 	for key := range obj {
 		known := false
 		for _, a := range allowed {
-			known = known || key == a
+			known = known || key == a && a != ""
 		}
 		if !known {
 			return nil, counters.Errorf(counters.EINVALID, "Unknown field %q.", key)
@@ -110,24 +111,25 @@ func (o jsonObject) stringField(key string) (string, bool, error) {
 	return s, true, nil
 }
 
-// labelsField reads labels: an object of strings, checked against the
-// rules of counters.Labels; absent or {} is none.
-func (o jsonObject) labelsField(key string) (counters.Labels, error) {
-	raw, ok := o[key]
-	if !ok {
+// An ExtraField reads what else an increment counts (counters.Extra)
+// from a field of its body, for the capability that counts it (the
+// breakdowns' "labels", LabelsField). The increment and batch handlers
+// take the field among theirs and hand what it read to the service
+// without knowing it. The zero ExtraField reads no field.
+type ExtraField struct {
+	Key string
+	// Read reads the field's raw JSON: a value its kind checked, nil for
+	// none, or an EINVALID error.
+	Read func(raw json.RawMessage) (counters.Extra, error)
+}
+
+// of reads the field from o; absent, nil.
+func (f ExtraField) of(o jsonObject) (counters.Extra, error) {
+	raw, ok := o[f.Key]
+	if !ok || f.Key == "" {
 		return nil, nil
 	}
-	var labels counters.Labels
-	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
-		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", key)
-	}
-	if err := labels.Validate(); err != nil {
-		return nil, err
-	}
-	if len(labels) == 0 {
-		return nil, nil
-	}
-	return labels, nil
+	return f.Read(raw)
 }
 
 func (o jsonObject) boolField(key string) (bool, bool, error) {

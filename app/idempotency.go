@@ -72,18 +72,18 @@ func markReplayed(c *fiber.Ctx, replayed bool, err error) {
 	}
 }
 
-func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64, labels counters.Labels) error {
+func (h *counterHandlers) incrementOnce(c *fiber.Ctx, name string, by int64, extra counters.Extra) error {
 	key, err := idempotencyKey(c, struct {
-		Name   string
-		By     int64
-		Labels counters.Labels `json:",omitempty"` // left out without labels: the fingerprints of before
-	}{name, by, labels})
+		Name  string
+		By    int64
+		Extra counters.Extra `json:"Labels,omitempty"` // as counters.Increment spells it: the fingerprints of before
+	}{name, by, extra})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	v, replayed, err := h.svc.IncrementLabelledOnce(ctx, key, name, by, labels)
+	v, replayed, err := h.svc.IncrementWithOnce(ctx, key, name, by, extra)
 	if markReplayed(c, replayed, err); err != nil {
 		return err
 	}

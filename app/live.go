@@ -36,7 +36,7 @@ type liveHandlers struct {
 	dbBudget
 	hub       liveOpener
 	keys      *keys.Service
-	hits      *hitHandlers
+	public    publicNames
 	proxies   trustedProxies
 	drain     *Drain
 	heartbeat time.Duration
@@ -57,7 +57,7 @@ func Live(hub liveOpener, heartbeat time.Duration) Capability {
 		heartbeat = DefaultHeartbeat
 	}
 	return capabilityFunc(func(r router) {
-		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, keys: r.keys, hits: r.hits, proxies: r.proxies, drain: r.drain,
+		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, keys: r.keys, public: r.public, proxies: r.proxies, drain: r.drain,
 			heartbeat: heartbeat, writeWait: r.writeWait}
 		r.publicGet("/hits/:name/events", publicRoute, publicHeaders("no-store"), h.hit)
 		r.private("GET", "/counters/:name/events", nameAccess(keys.Read), h.counter)
@@ -91,7 +91,7 @@ func (h *liveHandlers) prefix(c *fiber.Ctx) error {
 // hit is the public page-hit stream: it counts no hit, and a page with no
 // hit yet streams 0.
 func (h *liveHandlers) hit(c *fiber.Ctx) error {
-	name, err := h.hits.publicName(c)
+	name, err := h.public.publicName(c)
 	if err != nil {
 		return err
 	}

@@ -100,6 +100,22 @@ func publicPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/counters/") && (strings.HasSuffix(path, "/badge.svg") || strings.HasSuffix(path, "/shields.json"))
 }
 
+// publicNames is how the public routes of other capabilities (history,
+// breakdowns, live updates) ask page hits which names anyone may read,
+// without reaching into its handlers.
+type publicNames interface {
+	// publicName is the path's :name, percent-decoded, or the public
+	// refusal of a name outside the public prefixes.
+	publicName(c *fiber.Ctx) (string, error)
+	// publicPrefix refuses a prefix that does not lie under a public one.
+	publicPrefix(prefix string) error
+}
+
+var _ publicNames = (*hitHandlers)(nil)
+
+// publicPrefix implements publicNames with the page-hit rules.
+func (h *hitHandlers) publicPrefix(prefix string) error { return h.hits.Public(prefix) }
+
 // newHitHandlers are the page-hit handlers, which the page-hit stream and
 // the public breakdowns share.
 func newHitHandlers(r router, o Options, history *historyHandlers, svc counters.Service) *hitHandlers {

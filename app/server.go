@@ -21,8 +21,12 @@ import (
 // Options are the HTTP layer's settings and dependencies.
 type Options struct {
 	Counters counters.Service
-	History  *history.Service // counts per hour, day and month (app/history.go)
-	Log      *slog.Logger
+	// Extra is the field of an increment's body (and of each batch item)
+	// that says what else it counts, read by the capability that counts
+	// it (LabelsField); zero: none.
+	Extra   ExtraField
+	History *history.Service // counts per hour, day and month (app/history.go)
+	Log     *slog.Logger
 
 	// Capabilities add their own routes, each with its access (Tickets,
 	// Webhooks, Live, ...): the router loops over them.
@@ -140,19 +144,20 @@ func New(o Options) *App {
 	budget := dbBudget{o.DBTimeout}
 	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
 		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
-	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL}
+	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL, extra: o.Extra}
 	hist := &historyHandlers{dbBudget: budget, svc: o.History}
-	r.hits = newHitHandlers(r, o, hist, h.svc)
+	hitsH := newHitHandlers(r, o, hist, h.svc)
+	r.public = hitsH
 	// Capabilities first: Fiber tries routes in the order they were added,
 	// and a capability's static path (GET /v1/hits/breakdown) must win
 	// over the core's parameter (GET /v1/hits/{name}).
 	for _, cap := range o.Capabilities {
 		cap.routes(r)
 	}
-	routePublic(r, r.hits)
+	routePublic(r, hitsH)
 	r.private("GET", "/counters", listAccess(), h.list)
 	r.private("POST", "/counters/reset", resetAccess(), h.reset)
-	r.private("POST", "/counters/batch", batchAccess(), h.batch)
+	r.private("POST", "/counters/batch", batchAccess(o.Extra), h.batch)
 	r.private("GET", "/counters/:name", nameAccess(keys.Read), h.get)
 	r.private("PUT", "/counters/:name", nameAccess(keys.Write), h.set)
 	r.private("DELETE", "/counters/:name", nameAccess(keys.Write), h.delete)

@@ -5,7 +5,7 @@
 // the store's counts into rows that add up to the history's total: steps
 // without the label are the row counters.LabelNone. It knows nothing of
 // SQL or HTTP; storage/ counts the labels with every labelled increment,
-// in its transaction (see counters.Part.Labels).
+// in its transaction (see Of and labels.go).
 package breakdowns
 
 import (

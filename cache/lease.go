@@ -84,7 +84,7 @@ func (s *Store) Backend() counters.Backend {
 		writes = s.o.Between(writes)
 	}
 	return counters.Backend{Store: cached{writes, s}, Once: cachedOnce{s.next.Once, s}, Imports: cachedImports{s.next.Imports, s},
-		Observe: s.next.Observe, Labels: s.next.Labels}
+		Observe: s.next.Observe}
 }
 
 // after is deferred by each write with the count of unconfirmed

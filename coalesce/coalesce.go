@@ -8,7 +8,7 @@ package coalesce
 import (
 	"context"
 	"errors"
-	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,15 +66,15 @@ func (s *Store) Increment(ctx context.Context, name string, by int64) (int64, er
 }
 
 // IncrementMany implements counters.Store: a lone increment that says
-// nothing of when its steps happened, the labelled increment's way (see
-// counters.Service.IncrementLabelled), goes through the queue as
-// Increment does, its labels carried to the round's store write; any
-// other goes straight to the store.
+// nothing of when its steps happened, the way of an increment with an
+// Extra (see counters.Service.IncrementWith), goes through the queue as
+// Increment does, its Extra carried to the round's store write; any other
+// goes straight to the store.
 func (s *Store) IncrementMany(ctx context.Context, incs []counters.Increment) ([]int64, error) {
 	if len(incs) != 1 || incs[0].Parts != nil {
 		return s.Store.IncrementMany(ctx, incs)
 	}
-	v, err := s.c.Increment(ctx, incs[0].Name, incs[0].By, incs[0].Labels)
+	v, err := s.c.Increment(ctx, incs[0].Name, incs[0].By, incs[0].Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ type coalescer struct {
 
 // step is one queued increment.
 type step struct {
-	name   string
-	by     int64
-	at     time.Time       // when it queued: the time it counts at in history
-	labels counters.Labels // counted with it; nil: none
+	name  string
+	by    int64
+	at    time.Time      // when it queued: the time it counts at in history
+	extra counters.Extra // what else it counts, carried unread; nil: none
 }
 
 // waiter is one increment in a round.
@@ -148,9 +148,9 @@ func (c *coalescer) queue(adaptive bool) *batch.Queue[step, int64] {
 	})
 }
 
-// Increment applies by, with its labels, to name through the queue.
-func (c *coalescer) Increment(ctx context.Context, name string, by int64, labels counters.Labels) (int64, error) {
-	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now(), labels: labels})
+// Increment applies by, with extra, to name through the queue.
+func (c *coalescer) Increment(ctx context.Context, name string, by int64, extra counters.Extra) (int64, error) {
+	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now(), extra: extra})
 	var u *batch.Unanswered
 	if !errors.As(err, &u) {
 		return v, err
@@ -264,8 +264,8 @@ func (c *coalescer) run(round []*waiter, alone bool) {
 	if alone {
 		w := round[0]
 		c.observe("alone", 1)
-		if w.Req.labels != nil {
-			values, err := c.store.IncrementMany(w.Ctx, []counters.Increment{{Name: w.Req.name, By: w.Req.by, Labels: w.Req.labels}})
+		if w.Req.extra != nil {
+			values, err := c.store.IncrementMany(w.Ctx, []counters.Increment{{Name: w.Req.name, By: w.Req.by, Extra: w.Req.extra}})
 			if err != nil {
 				w.Answer(0, err)
 			} else {
@@ -359,26 +359,33 @@ func (c *coalescer) increment(ctx context.Context, name string, by int64, parts 
 
 // partsOf splits the steps of waiters (one counter's, of one sign, whose
 // sum fits in an int64) by the quarter hour in which each queued and the
-// labels each carried, or returns nil when they all queued in the quarter
-// hour of now without labels: then the store's clock says when, as for a
+// Extra each carried, or returns nil when they all queued in the quarter
+// hour of now without one: then the store's clock says when, as for a
 // request that did not queue. A round that runs just after a period's end
 // so counts what queued before it in that period, each increment in its
-// own. Neighbours of one quarter and equal labels share a part; the store
-// sums the rest per value (one upsert of the round's distinct values).
+// own. Neighbours of one quarter and equal Extra share a part (one
+// comparison of two nil interfaces for steps without); the store sums the
+// rest per value.
 func partsOf(waiters []*waiter, now time.Time) []counters.Part {
 	current := now.Truncate(counters.HistoryGrain)
+	end := current.Add(counters.HistoryGrain)
+	if !slices.ContainsFunc(waiters, func(w *waiter) bool {
+		return w.Req.extra != nil || w.Req.at.Before(current) || !w.Req.at.Before(end)
+	}) {
+		return nil // the hot counter's round: nothing to split, nothing allocated
+	}
 	var parts []counters.Part
-	labelled := false
+	extra := false
 	for _, w := range waiters {
 		q := w.Req.at.Truncate(counters.HistoryGrain)
-		labelled = labelled || w.Req.labels != nil
-		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) && maps.Equal(parts[n-1].Labels, w.Req.labels) {
+		extra = extra || w.Req.extra != nil
+		if n := len(parts); n > 0 && parts[n-1].At.Equal(q) && parts[n-1].Extra == w.Req.extra {
 			parts[n-1].By += w.Req.by
 			continue
 		}
-		parts = append(parts, counters.Part{At: q, By: w.Req.by, Labels: w.Req.labels})
+		parts = append(parts, counters.Part{At: q, By: w.Req.by, Extra: w.Req.extra})
 	}
-	if len(parts) == 1 && parts[0].At.Equal(current) && !labelled {
+	if len(parts) == 1 && parts[0].At.Equal(current) && !extra {
 		return nil
 	}
 	return parts

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/coalesce"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/history"
@@ -18,12 +19,10 @@ import (
 // label's values add up to the steps that carried them.
 func TestLabelledIncrementsCoalesceAndCountTheirLabels(t *testing.T) {
 	store := mustStore(t)
-	store.Labels = true
+	store.Count(storage.Labels(true, 0))
 	gated := newGated(store)
 	co := coalesce.New(gated, coalesce.Options{})
-	backend := counters.BackendOf(co)
-	backend.Labels = true
-	svc := counters.NewService(backend)
+	svc := counters.NewService(counters.BackendOf(co))
 	ctx := context.Background()
 
 	done := make(chan error, 1)
@@ -38,7 +37,7 @@ func TestLabelledIncrementsCoalesceAndCountTheirLabels(t *testing.T) {
 			labels = nil // an unlabelled one among them
 		}
 		go func() {
-			v, err := svc.IncrementLabelled(ctx, "page", 1, labels)
+			v, err := svc.IncrementWith(ctx, "page", 1, breakdowns.Of(labels))
 			values <- v
 			errs <- err
 		}()

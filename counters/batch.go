@@ -19,21 +19,21 @@ type Increment struct {
 	// one it runs in. The parts add up to By. Nil: all of By counts now, by
 	// the store's clock.
 	Parts []Part
-	// Labels are what all of By was made of (see Labels): counted with it,
-	// in its transaction. With Parts, each part carries its own labels and
-	// these are ignored.
-	// omitempty: an unlabelled batch's idempotency fingerprint (its items
-	// as JSON) stays what it was before labels.
-	Labels Labels `json:",omitempty"`
+	// Extra is what else all of By counts (see Extra), in its
+	// transaction. With Parts, each part carries its own and this is
+	// ignored. As JSON (a batch's idempotency fingerprint is its items) it
+	// keeps the name of its first kind, labels, and is left out when nil,
+	// so that keys recorded before stay valid.
+	Extra Extra `json:"Labels,omitempty"`
 }
 
 // Part is a share of an Increment's By, the time it counts at in the
-// counter's history, and the labels it carried (nil: none), counted with
-// it in the same UTC day.
+// counter's history, and the Extra its steps carried (nil: none), counted
+// with it at that time.
 type Part struct {
-	At     time.Time
-	By     int64
-	Labels Labels `json:",omitempty"`
+	At    time.Time
+	By    int64
+	Extra Extra `json:"Labels,omitempty"`
 }
 
 // HistoryGrain is the finest period history tells apart: every IANA zone's
@@ -43,16 +43,14 @@ type Part struct {
 const HistoryGrain = 15 * time.Minute
 
 // ValidateBatch returns EINVALID unless there are 1 to MaxBatch items with
-// valid names and labels; the message names the first bad item.
+// valid names; the message names the first bad item. An item's Extra was
+// checked by its kind's constructor.
 func ValidateBatch(items []Increment) error {
 	if len(items) == 0 || len(items) > MaxBatch {
 		return Errorf(EINVALID, "A batch carries 1 to %d increments, not %d.", MaxBatch, len(items))
 	}
 	for i, it := range items {
 		if err := ValidateName(it.Name); err != nil {
-			return ItemError(i, it.Name, err)
-		}
-		if err := it.Labels.Validate(); err != nil {
 			return ItemError(i, it.Name, err)
 		}
 	}
@@ -74,5 +72,5 @@ func (s *service) Batch(ctx context.Context, items []Increment) ([]int64, error)
 	if err := ValidateBatch(items); err != nil {
 		return nil, err
 	}
-	return s.store.Batch(ctx, s.dropLabels(items))
+	return s.store.Batch(ctx, items)
 }

@@ -143,11 +143,11 @@ type Service interface {
 	// bounds (nothing changes), EUNAVAILABLE when MySQL cannot be reached.
 	Increment(ctx context.Context, name string, by int64) (int64, error)
 
-	// IncrementLabelled is Increment with labels (see Labelled), and
-	// IncrementLabelledOnce IncrementOnce with them. Batch items carry
-	// their own (Increment.Labels).
-	Labelled
-	IncrementLabelledOnce(ctx context.Context, key Idempotency, name string, by int64, labels Labels) (value int64, replayed bool, err error)
+	// IncrementWith is Increment with what else the step counts (see
+	// Extra), and IncrementWithOnce IncrementOnce with it. Batch items
+	// carry their own (Increment.Extra).
+	IncrementWith(ctx context.Context, name string, by int64, extra Extra) (int64, error)
+	IncrementWithOnce(ctx context.Context, key Idempotency, name string, by int64, extra Extra) (value int64, replayed bool, err error)
 
 	// Get returns the counter. Returns ENOTFOUND if it does not exist.
 	Get(ctx context.Context, name string) (*Counter, error)
@@ -217,9 +217,9 @@ type Store interface {
 	// order. All or nothing: an overflow or a bound fails the whole call
 	// with EOUTOFRANGE and changes nothing. Unlike Batch, the names are
 	// distinct and no error names an item: it is the coalescer's, which
-	// finds out on its own which counter refused. It is also the labelled
-	// increment's way (Service.IncrementLabelled): one Increment with
-	// Labels, which the coalescer queues as it queues Increment.
+	// finds out on its own which counter refused. It is also the way of an
+	// increment with an Extra (Service.IncrementWith): one Increment
+	// carrying it, which the coalescer queues as it queues Increment.
 	IncrementMany(ctx context.Context, incs []Increment) ([]int64, error)
 }
 
@@ -232,10 +232,6 @@ type Backend struct {
 	Once    OnceStore
 	Imports Importer
 	Observe func(...Observer)
-	// Labels says the store counts labels (breakdowns are on): otherwise
-	// the Service validates labels and drops them, and a labelled
-	// increment is an unlabelled one.
-	Labels bool
 }
 
 // BackendOf is the backend that store makes on its own: its Once, Imports

@@ -113,5 +113,5 @@ func (s *service) BatchOnce(ctx context.Context, key Idempotency, items []Increm
 	if s.once == nil {
 		return nil, false, errNoOnce()
 	}
-	return s.once.BatchOnce(ctx, key, s.dropLabels(items))
+	return s.once.BatchOnce(ctx, key, items)
 }

@@ -1,7 +1,6 @@
 package counters
 
 import (
-	"context"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -11,7 +10,8 @@ import (
 // "EU"}. Each label's value is counted with the step, in the same
 // transaction and the same UTC day as its history, so that a breakdown of
 // a counter's (or a prefix's) count by one label adds up to its history
-// (package breakdowns reads them). Page hits carry labels the service sets
+// (package breakdowns reads them). The write path carries them as one
+// Extra (breakdowns.Of), without knowing them. Page hits carry labels the service sets
 // (referrer, country, browser, os, device, source, medium, campaign);
 // other increments carry those their clients send.
 type Labels map[string]string
@@ -87,67 +87,4 @@ func (l Labels) Keys() []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// Labelled is what a service of labelled increments offers: the counters
-// Service does, and so does anything that wraps it for a consumer (page
-// hits label theirs through it).
-type Labelled interface {
-	// IncrementLabelled is Increment with labels: each label's value is
-	// counted with the step, in the same transaction. Nil or empty labels
-	// make it Increment exactly. Returns what Increment returns, and
-	// EINVALID for labels that break Labels.Validate (nothing changes).
-	IncrementLabelled(ctx context.Context, name string, by int64, labels Labels) (int64, error)
-}
-
-func (s *service) IncrementLabelled(ctx context.Context, name string, by int64, labels Labels) (int64, error) {
-	if err := ValidateName(name); err != nil {
-		return 0, err
-	}
-	if err := labels.Validate(); err != nil {
-		return 0, err
-	}
-	if len(labels) == 0 || !s.labels {
-		return s.store.Increment(ctx, name, by)
-	}
-	// The store's one way to be told of labels is an Increment: a lone
-	// one goes through the coalescer's queue like Increment (see
-	// coalesce.Store.IncrementMany).
-	values, err := s.store.IncrementMany(ctx, []Increment{{Name: name, By: by, Labels: labels}})
-	if err != nil {
-		return 0, err
-	}
-	return values[0], nil
-}
-
-func (s *service) IncrementLabelledOnce(ctx context.Context, key Idempotency, name string, by int64, labels Labels) (int64, bool, error) {
-	if err := labels.Validate(); err != nil {
-		return 0, false, err
-	}
-	if len(labels) == 0 || !s.labels {
-		return s.IncrementOnce(ctx, key, name, by)
-	}
-	if err := s.checkOnce(key, name); err != nil {
-		return 0, false, err
-	}
-	// A batch of one records its value as the increment would; the key's
-	// fingerprint tells the two requests apart.
-	values, replayed, err := s.once.BatchOnce(ctx, key, []Increment{{Name: name, By: by, Labels: labels}})
-	if err != nil {
-		return 0, false, err
-	}
-	return values[0], replayed, nil
-}
-
-// dropLabels returns items without their labels when the backend does not
-// count them, copying rather than changing the caller's slice.
-func (s *service) dropLabels(items []Increment) []Increment {
-	if s.labels || !slices.ContainsFunc(items, func(it Increment) bool { return it.Labels != nil }) {
-		return items
-	}
-	out := slices.Clone(items)
-	for i := range out {
-		out[i].Labels = nil
-	}
-	return out
 }

@@ -9,14 +9,13 @@ import (
 // argument before the backend sees it. Coalescing and caching are wrappers
 // of the backend, added at wiring time (internal/wire).
 func NewService(b Backend) Service {
-	return &service{store: b.Store, once: b.Once, imports: b.Imports, labels: b.Labels}
+	return &service{store: b.Store, once: b.Once, imports: b.Imports}
 }
 
 type service struct {
 	store   Store
 	once    OnceStore
 	imports Importer
-	labels  bool // the backend counts labels; else they are validated and dropped
 }
 
 func (s *service) Increment(ctx context.Context, name string, by int64) (int64, error) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -215,7 +216,7 @@ func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error
 	if s.labels.bots != s.bots {
 		known = crawlerUnknown
 	}
-	value, err := s.counters.IncrementLabelled(ctx, v.Name, 1, labels)
+	value, err := s.counters.IncrementWith(ctx, v.Name, 1, breakdowns.Of(labels))
 	return value, known, err
 }
 

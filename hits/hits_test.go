@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/visitors"
@@ -311,7 +312,7 @@ type fakeCounters struct {
 	getErr, incrErr  error
 	onIncrement      func()
 	gets             int
-	labelled         []counters.Labels // the labels of each IncrementLabelled
+	labelled         []counters.Labels // the labels of each IncrementWith
 }
 
 func (f *fakeCounters) Get(_ context.Context, name string) (*counters.Counter, error) {
@@ -340,7 +341,11 @@ func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int6
 	return f.values[name], nil
 }
 
-func (f *fakeCounters) IncrementLabelled(ctx context.Context, name string, by int64, labels counters.Labels) (int64, error) {
+func (f *fakeCounters) IncrementWith(ctx context.Context, name string, by int64, extra counters.Extra) (int64, error) {
+	var labels counters.Labels
+	if l, ok := extra.(breakdowns.Labelled); ok {
+		labels = l.Labels()
+	}
 	f.labelled = append(f.labelled, labels)
 	return f.Increment(ctx, name, by)
 }

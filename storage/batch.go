@@ -78,7 +78,7 @@ func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters
 		}
 		values[i] = next
 		j, _ := slices.BinarySearch(names, it.Name)
-		changes[j].Steps = append(changes[j].Steps, counters.Part{At: now, By: it.By, Labels: it.Labels})
+		changes[j].Steps = append(changes[j].Steps, counters.Part{At: now, By: it.By, Extra: it.Extra})
 	}
 
 	// One UPDATE for all counters: value = CASE name WHEN ? THEN ? ... END.

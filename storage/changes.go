@@ -172,12 +172,12 @@ func (s *CounterStore) writeTx(ctx context.Context, op string, fn func(tx *sql.T
 
 // incrementChange is the change that inc made when it took its counter to
 // value at now: its parts are its steps, or all of By counts at now with
-// its labels. Prev is exact: value is Prev+By in int64, so value-By is
+// its Extra. Prev is exact: value is Prev+By in int64, so value-By is
 // Prev.
 func incrementChange(inc counters.Increment, value int64, now time.Time) counters.Change {
 	steps := inc.Parts
 	if steps == nil {
-		steps = []counters.Part{{At: now, By: inc.By, Labels: inc.Labels}}
+		steps = []counters.Part{{At: now, By: inc.By, Extra: inc.Extra}}
 	}
 	return counters.Change{Name: inc.Name, Prev: value - inc.By, Value: value, Steps: steps, At: now}
 }

@@ -86,21 +86,11 @@ type CounterStore struct {
 	KeyRetention time.Duration
 
 	// History says increments also add their steps to the counter's
-	// history (see history_write.go), in their own transaction. On by
+	// history (see history_write.go, its tally and its slot), in their own
+	// transaction. On by
 	// default; off, an increment is the one statement above and history
 	// stays as it was (COUNTERS_HISTORY=false, for comparisons).
 	History bool
-
-	// Labels says increments also count their labels (breakdowns, see
-	// labels_write.go), in their transaction; LabelValues is how many
-	// distinct values of a label a counter keeps per UTC day (0:
-	// counters.DefaultLabelValues), which settling them decides (see
-	// BreakdownsOf). Off, labels are not written.
-	Labels      bool
-	LabelValues int
-	// LabelSlot is how many bytes of packed labels a counter's row takes
-	// before a write moves them out (0: DefaultLabelSlot); tests shrink it.
-	LabelSlot int
 
 	// Returning says the server hands back rows with INSERT ... RETURNING,
 	// which lets a multi-counter increment read its new values in the same
@@ -123,6 +113,8 @@ type CounterStore struct {
 	// again (measured alike: 1,610 acknowledged, none lost).
 	Exchanges bool
 
+	tallies   []Tally             // what steps also count (see tally.go)
+	labels    *labelTally         // the tally of those, the one with a slot in the counter's row
 	recorders []Recorder          // the change seam's inside (see changes.go)
 	observers []counters.Observer // ... and its after-commit side
 }
@@ -147,8 +139,10 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 		}
 		stmts = append(stmts, st)
 	}
-	return &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
-		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}, nil
+	s := &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
+		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}
+	s.tallies = []Tally{historyTally{s}}
+	return s, nil
 }
 
 // Close releases the prepared statements.
@@ -387,8 +381,10 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 	return c, false, value, nil
 }
 
-// Delete implements counters.Store: the counter, its history and its
-// labels (breakdowns) go in one transaction, the counter's row first, as every writer of history locks it.
+// Delete implements counters.Store: the counter and what its tallies kept
+// (its history, its labels) go in one transaction, the counter's row
+// first, as every writer of a tally locks it, then each tally's rows in
+// the order registered.
 // The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
 	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
@@ -402,17 +398,11 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name); err != nil {
 			return nil, err
 		}
-		for _, q := range []string{"DELETE FROM counter_history WHERE name = ?", "DELETE FROM counter_history_month WHERE name = ?"} {
-			if _, err = tx.ExecContext(ctx, q, name); err != nil {
-				return nil, err
-			}
-		}
-		// Pending labels before the settled ones: a pass settling the
-		// counter's rows holds them, then writes its labels (see
-		// labels_settle.go), so this waits for it and then removes those too.
-		for _, q := range []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?", "DELETE FROM counter_label_month WHERE name = ?"} {
-			if _, err = tx.ExecContext(ctx, q, name); err != nil {
-				return nil, err
+		for _, t := range s.tallies {
+			for _, q := range t.deletes() {
+				if _, err = tx.ExecContext(ctx, q, name); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil

@@ -11,49 +11,45 @@ import (
 
 var _ history.Purger = (*HistoryStore)(nil)
 
-// PurgeHistory implements history.Purger: first the label counts of the
-// days before before (migrations/012 and 013: pending rows, label slots,
-// settled rows, label months), then counter_history's rows of
-// the days before before, then the rolled-up months (migrations/011) that
-// end by then, then the days before before of the month that holds it,
-// then the visitor sketches of those days, then
-// the slots (migrations/009) of counters idle since then, at most limit
-// in all. The first two are ranges of their (day, name) keys, from the
-// oldest day. A slot is cleared by its counter's primary key, found by a
-// read that takes no locks, and only while it still holds a quarter before
-// the horizon: an increment meanwhile moved it on, and it stays.
+// PurgeHistory implements history.Purger: what each of the store's
+// tallies kept of the days before before (Tally.purges), the last
+// registered first: the labels' (migrations/012 and 013), then history's
+// own (counter_history's rows of those days, the rolled-up months of
+// migrations/011 that end by then, the days before before of the month
+// that holds it, the slots of migrations/009 of counters idle since
+// then), then the visitor sketches of those days, at most limit in all.
+// The day and month rows go as ranges of their keys, from the oldest
+// day. A slot is cleared by its counter's primary key, found by a read
+// that takes no locks, and only while it still holds a quarter before the
+// horizon: an increment meanwhile moved it on, and it stays.
 func (s *HistoryStore) PurgeHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
-	day := before.Format(time.DateOnly)
-	deleting := func(stmt, until string) func(int) (int64, error) {
-		return func(limit int) (int64, error) {
-			res, err := s.db.ExecContext(ctx, stmt, until, limit)
-			if err != nil {
-				return 0, mapError("storage.PurgeHistory", err, true)
-			}
-			return res.RowsAffected()
-		}
+	// The tallies last registered first: labels before history, so that
+	// a read of such a day never finds labels beyond its history.
+	var steps []func(limit int) (int64, error)
+	for _, t := range slices.Backward(s.tallies) {
+		steps = append(steps, t.purges(ctx, s.db, before)...)
 	}
+	steps = append(steps, deleting(ctx, s.db, "DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", before.Format(time.DateOnly)))
 	var total int64
-	for _, step := range []func(limit int) (int64, error){
-		// Labels first: a read of such a day never finds labels beyond its
-		// history; pending ones before settled ones, as DELETE takes them.
-		deleting("DELETE FROM counter_label_pending WHERE day < ? LIMIT ?", day),
-		deleting("UPDATE counter SET label_slot = NULL, label_day = NULL WHERE label_day < ? LIMIT ?", day),
-		deleting("DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
-		deleting("DELETE FROM counter_label_month WHERE month < ? ORDER BY month LIMIT ?", monthOf(before).Format(time.DateOnly)),
-		func(limit int) (int64, error) { return s.trimLabelMonths(ctx, before, limit) },
-		deleting("DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", day),
-		deleting("DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
-		func(limit int) (int64, error) { return s.trimMonths(ctx, before, limit) },
-		deleting("DELETE FROM visitor_sketch WHERE day < ? ORDER BY day, name LIMIT ?", day),
-		func(limit int) (int64, error) { return s.purgeSlots(ctx, quarterNumber(before), limit) },
-	} {
+	for _, step := range steps {
 		n, err := step(limit - int(total))
 		if total += n; err != nil || total >= int64(limit) {
 			return total, err
 		}
 	}
 	return total, nil
+}
+
+// deleting is a step of PurgeHistory: stmt, with until and the step's
+// limit.
+func deleting(ctx context.Context, db *sql.DB, stmt, until string) func(int) (int64, error) {
+	return func(limit int) (int64, error) {
+		res, err := db.ExecContext(ctx, stmt, until, limit)
+		if err != nil {
+			return 0, mapError("storage.PurgeHistory", err, true)
+		}
+		return res.RowsAffected()
+	}
 }
 
 // purgeSlots clears at most limit slots that hold a quarter before keep.

@@ -19,16 +19,20 @@ import (
 // inside each increment's own statement: a history that cost increments a
 // second statement would halve them.
 type HistoryStore struct {
-	db *sql.DB
+	db      *sql.DB
+	tallies []Tally // whose rows retention removes with history's (PurgeHistory)
 }
 
 var _ history.Store = (*HistoryStore)(nil)
 
 // NewHistoryStore returns the history store of db.
-func NewHistoryStore(db *DB) *HistoryStore { return &HistoryStore{db: db.DB} }
+func NewHistoryStore(db *DB) *HistoryStore {
+	return &HistoryStore{db: db.DB, tallies: []Tally{historyTally{}}}
+}
 
-// HistoryOf returns the history store of the database s writes to.
-func HistoryOf(s *CounterStore) *HistoryStore { return &HistoryStore{db: s.db} }
+// HistoryOf returns the history store of the database s writes to, whose
+// retention also removes what s's tallies (registered by then) kept.
+func HistoryOf(s *CounterStore) *HistoryStore { return &HistoryStore{db: s.db, tallies: s.tallies} }
 
 // quarterColumns is "q0, q1, ..., q95", or with sum set
 // "SUM(q0), ..., SUM(q95)".

@@ -123,13 +123,44 @@ func historyUpsert(adds []historyAdd) (string, []any) {
 	return q.String(), args
 }
 
-// historyOf is the statement that adds changes' steps to history, "" when
-// there is nothing to add or history is off.
-func (s *CounterStore) historyOf(changes []counters.Change) (string, []any) {
-	if !s.History {
-		return "", nil
+// historyTally is history as a Tally, the first of every counter store
+// (NewCounterStore), so that its rows are locked right after the
+// counters': it counts every step (the store's History switches it), and
+// carries no Extra. Its slot in the counter's row is the store's own
+// one-statement write (below); this is the way of every other writer.
+type historyTally struct{ s *CounterStore }
+
+func (historyTally) takes(counters.Extra) bool { return false }
+
+// counts implements Tally: the statement that adds changes' steps to
+// history, none when there is nothing to add or history is off.
+func (t historyTally) counts(changes []counters.Change) []statement {
+	if t.s != nil && !t.s.History {
+		return nil
 	}
-	return historyUpsert(historyAdds(changes))
+	if q, args := historyUpsert(historyAdds(changes)); q != "" {
+		return []statement{{q, args}}
+	}
+	return nil
+}
+
+// deletes implements Tally.
+func (historyTally) deletes() []string {
+	return []string{"DELETE FROM counter_history WHERE name = ?", "DELETE FROM counter_history_month WHERE name = ?"}
+}
+
+// purges implements Tally: counter_history's rows of the days before
+// before, then the rolled-up months that end by then, then the days
+// before before of the month that holds it, then the slots of counters
+// idle since then (see PurgeHistory).
+func (historyTally) purges(ctx context.Context, db *sql.DB, before time.Time) []func(limit int) (int64, error) {
+	h := &HistoryStore{db: db}
+	return []func(int) (int64, error){
+		deleting(ctx, db, "DELETE FROM counter_history WHERE day < ? ORDER BY day, name LIMIT ?", before.Format(time.DateOnly)),
+		deleting(ctx, db, "DELETE FROM counter_history_month WHERE month < ? ORDER BY month, name LIMIT ?", monthOf(before).Format(time.DateOnly)),
+		func(limit int) (int64, error) { return h.trimMonths(ctx, before, limit) },
+		func(limit int) (int64, error) { return h.purgeSlots(ctx, quarterNumber(before), limit) },
+	}
 }
 
 // The slot (migrations/009_history_slot.up.sql): a counter's row keeps the

@@ -33,8 +33,11 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
 	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
-	// Labels go the transactional way: their row follows the counters'.
-	labelled := s.labelled(sorted)
+	// What a tally counts goes the transactional way, its rows after the
+	// counters', unless the labels' slot in the counter's row takes all of
+	// it.
+	labelled := s.counted(sorted, nil)
+	slotted := !labelled || !s.counted(sorted, s.labels)
 	var values map[string]int64
 	var now time.Time
 	err := retry(ctx, op, func() (err error) {
@@ -42,7 +45,7 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 		// The slot takes a round whose steps all count in the quarter of
 		// the store's clock, as the coalescer's rounds do but at a
 		// quarter's turn.
-		slot := s.History && s.Returning && !recorded && inQuarterOf(sorted, now)
+		slot := s.History && s.Returning && !recorded && slotted && inQuarterOf(sorted, now)
 		switch {
 		case slot:
 			values, err = s.incrementManySlot(ctx, sorted, now, labelled)

@@ -32,7 +32,11 @@ func NewBreakdownStore(db *DB) *BreakdownStore { return &BreakdownStore{db: db.D
 // BreakdownsOf returns the breakdown store of the labels s writes: its
 // database, and the bound s keeps them at.
 func BreakdownsOf(s *CounterStore) *BreakdownStore {
-	return &BreakdownStore{db: s.db, Bound: s.LabelValues}
+	b := &BreakdownStore{db: s.db}
+	if s.labels != nil {
+		b.Bound = s.labels.values
+	}
+	return b
 }
 
 // Counts implements breakdowns.Store: the label's rows and the history's

@@ -205,9 +205,9 @@ func addLabelMonths(ctx context.Context, tx *sql.Tx, sums map[string]*big.Int, n
 
 // trimLabelMonths removes from at most limit month rows of the month that
 // holds before the days before it (retention), deleting a row left empty.
-func (s *HistoryStore) trimLabelMonths(ctx context.Context, before time.Time, limit int) (int64, error) {
+func trimLabelMonths(ctx context.Context, db *sql.DB, before time.Time, limit int) (int64, error) {
 	var n int64
-	err := inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
+	err := inTx(ctx, db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
 		n = 0
 		rows, err := tx.QueryContext(ctx, "SELECT name, label, value, days FROM counter_label_month WHERE month = ? AND first_day < ? LIMIT ? FOR UPDATE",
 			monthOf(before).Format(time.DateOnly), before.Day()-1, limit)

@@ -20,7 +20,7 @@ import (
 // label and day (0: the default), with its clock at at.
 func labelledStore(t *testing.T, s *storage.CounterStore, bound int) *storage.CounterStore {
 	t.Helper()
-	s.Labels, s.LabelValues = true, bound
+	s.Count(storage.Labels(true, bound))
 	s.Now = testenv.NewClock(at).Now
 	return s
 }
@@ -87,29 +87,29 @@ func TestLabelsCountWithTheirStepOnEveryPath(t *testing.T) {
 			total   int64
 		}{
 			{"a lone labelled increment", "lone", func() error {
-				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "lone", By: 2, Labels: web}})
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "lone", By: 2, Extra: breakdowns.Of(web)}})
 				return err
 			}, map[string]int64{"web": 2}, 2},
 			{"many counters, one labelled", "many", func() error {
-				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "many", By: 3, Labels: shop}, {Name: "many/other", By: 1}})
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "many", By: 3, Extra: breakdowns.Of(shop)}, {Name: "many/other", By: 1}})
 				return err
 			}, map[string]int64{"shop": 3}, 3},
 			{"a round's parts, each with its labels", "parts", func() error {
 				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "parts", By: 6, Parts: []counters.Part{
-					{At: at, By: 1, Labels: web}, {At: at, By: 2, Labels: shop}, {At: at, By: 3}}}})
+					{At: at, By: 1, Extra: breakdowns.Of(web)}, {At: at, By: 2, Extra: breakdowns.Of(shop)}, {At: at, By: 3}}}})
 				return err
 			}, map[string]int64{"web": 1, "shop": 2}, 6},
 			{"negative steps", "negative", func() error {
-				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "negative", By: -4, Labels: web}})
+				_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "negative", By: -4, Extra: breakdowns.Of(web)}})
 				return err
 			}, map[string]int64{"web": -4}, -4},
 			{"batch items, a name twice", "batch", func() error {
-				_, err := s.Batch(ctx, []counters.Increment{{Name: "batch", By: 4, Labels: web}, {Name: "batch", By: 1, Labels: web}, {Name: "batch", By: 7}})
+				_, err := s.Batch(ctx, []counters.Increment{{Name: "batch", By: 4, Extra: breakdowns.Of(web)}, {Name: "batch", By: 1, Extra: breakdowns.Of(web)}, {Name: "batch", By: 7}})
 				return err
 			}, map[string]int64{"web": 5}, 12},
 			{"an idempotent batch and its replay", "once", func() error {
 				for range 2 {
-					if _, _, err := s.BatchOnce(ctx, counters.Idempotency{Key: "k", Fingerprint: [32]byte{2}}, []counters.Increment{{Name: "once", By: 3, Labels: shop}}); err != nil {
+					if _, _, err := s.BatchOnce(ctx, counters.Idempotency{Key: "k", Fingerprint: [32]byte{2}}, []counters.Increment{{Name: "once", By: 3, Extra: breakdowns.Of(shop)}}); err != nil {
 						return err
 					}
 				}
@@ -143,11 +143,11 @@ func TestARefusedIncrementCountsNoLabel(t *testing.T) {
 	if _, _, err := s.Set(ctx, counters.SetRequest{Name: "stock", Value: 1, Min: counters.Bound{Value: int64p(0)}, Max: counters.Bound{Keep: true}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Batch(ctx, []counters.Increment{{Name: "stock", By: -1, Labels: counters.Labels{"channel": "web"}}, {Name: "stock", By: -1, Labels: counters.Labels{"channel": "web"}}})
+	_, err := s.Batch(ctx, []counters.Increment{{Name: "stock", By: -1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}, {Name: "stock", By: -1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}})
 	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 		t.Fatalf("err = %v, want out_of_range", err)
 	}
-	_, err = s.IncrementMany(ctx, []counters.Increment{{Name: "stock", By: -2, Labels: counters.Labels{"channel": "web"}}})
+	_, err = s.IncrementMany(ctx, []counters.Increment{{Name: "stock", By: -2, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}})
 	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 		t.Fatalf("err = %v, want out_of_range", err)
 	}
@@ -177,7 +177,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 				var parts []counters.Part
 				by := int64(0)
 				for j := i; j < i+tt.perCall && j < 40; j++ {
-					parts = append(parts, counters.Part{At: at, By: int64(j + 1), Labels: counters.Labels{"ref": fmt.Sprintf("site%02d", j)}})
+					parts = append(parts, counters.Part{At: at, By: int64(j + 1), Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("site%02d", j)})})
 					by += int64(j + 1)
 				}
 				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: by, Parts: parts}}); err != nil {
@@ -185,7 +185,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 				}
 			}
 			// a value already stored stays itself
-			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Labels: counters.Labels{"ref": "site00"}}}); err != nil {
+			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Extra: breakdowns.Of(counters.Labels{"ref": "site00"})}}); err != nil {
 				t.Fatal(err)
 			}
 			got, total := breakdownOf(t, s, "page", "", "ref") // settles: the bound is counted below
@@ -235,8 +235,8 @@ func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
 			s := stores[w%2]
 			for i := range each {
 				parts := []counters.Part{
-					{At: at, By: 1, Labels: counters.Labels{"ref": fmt.Sprintf("w%d-%d", w, i)}},
-					{At: at, By: 2, Labels: counters.Labels{"ref": fmt.Sprintf("w%d-%d-b", w, i)}},
+					{At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("w%d-%d", w, i)})},
+					{At: at, By: 2, Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("w%d-%d-b", w, i)})},
 				}
 				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 3, Parts: parts}}); err != nil {
 					errs <- err
@@ -274,7 +274,7 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 	for i := 0; i < n; i += perCall {
 		parts := make([]counters.Part, perCall)
 		for j := range parts {
-			parts[j] = counters.Part{At: at, By: 1, Labels: counters.Labels{"referrer": fmt.Sprintf("site%05d.example", i+j)}}
+			parts[j] = counters.Part{At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"referrer": fmt.Sprintf("site%05d.example", i+j)})}
 		}
 		if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "hits/page", By: perCall, Parts: parts}}); err != nil {
 			t.Fatal(err)
@@ -300,10 +300,10 @@ func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
 	s = labelledStore(t, s, 0)
 	ctx := context.Background()
 	for _, it := range []counters.Increment{
-		{Name: "shop/a", By: 2, Labels: counters.Labels{"channel": "web"}},
-		{Name: "shop/b", By: 3, Labels: counters.Labels{"channel": "web"}},
-		{Name: "shop/b", By: 4, Labels: counters.Labels{"channel": "app"}},
-		{Name: "shopx", By: 100, Labels: counters.Labels{"channel": "web"}},
+		{Name: "shop/a", By: 2, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
+		{Name: "shop/b", By: 3, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
+		{Name: "shop/b", By: 4, Extra: breakdowns.Of(counters.Labels{"channel": "app"})},
+		{Name: "shopx", By: 100, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
 	} {
 		if _, err := s.IncrementMany(ctx, []counters.Increment{it}); err != nil {
 			t.Fatal(err)
@@ -339,9 +339,9 @@ func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
 			s, db := mustOpenStore(t)
 			s = labelledStore(t, s, 0)
 			ctx := context.Background()
-			old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Labels: counters.Labels{"channel": "web"}}
+			old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}
 			for _, name := range []string{"gone", "kept"} {
-				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Labels: counters.Labels{"channel": "web"}}}}}); err != nil {
+				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}}}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -406,7 +406,7 @@ func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
 			defer writing.Done()
 			for i := range each {
 				ref := fmt.Sprintf("site%02d", (w*7+i*3)%30)
-				if _, err := stores[w%2].IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1, Labels: counters.Labels{"ref": ref}}}); err != nil {
+				if _, err := stores[w%2].IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1, Extra: breakdowns.Of(counters.Labels{"ref": ref})}}); err != nil {
 					errs <- err
 					return
 				}
@@ -480,7 +480,7 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("slot of %d bytes", size), func(t *testing.T) {
 			s, db := mustOpenStore(t)
 			s = labelledStore(t, s, 3)
-			s.LabelSlot = size
+			storage.SetLabelSlot(s, size)
 			clock := testenv.NewClock(at)
 			s.Now = clock.Now
 			ctx := context.Background()
@@ -515,11 +515,11 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 					clock.Set(at.Add(24 * time.Hour)) // the slot holds yesterday
 					fallthrough
 				case i > 16:
-					write(i, day2, counters.Increment{Name: "page", By: int64(i + 1), Labels: ref})
+					write(i, day2, counters.Increment{Name: "page", By: int64(i + 1), Extra: breakdowns.Of(ref)})
 				case i%5 == 4: // a part that queued an hour before: the transactional way
-					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Parts: []counters.Part{{At: at.Add(-time.Hour), By: int64(i + 1), Labels: ref}}})
+					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Parts: []counters.Part{{At: at.Add(-time.Hour), By: int64(i + 1), Extra: breakdowns.Of(ref)}}})
 				default:
-					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Labels: ref})
+					write(i, day1, counters.Increment{Name: "page", By: int64(i + 1), Extra: breakdowns.Of(ref)})
 				}
 			}
 			if !slotUsed {
@@ -565,7 +565,7 @@ func TestRolledUpLabelsAnswerAsDailyRows(t *testing.T) {
 		for j, name := range []string{"rl/a", "rl/b"} {
 			var parts []counters.Part
 			for k := range 4 {
-				parts = append(parts, counters.Part{At: day(d).Add(time.Hour), By: int64(i + j + k + 1), Labels: counters.Labels{"ref": fmt.Sprintf("site%d", (i+k)%5)}})
+				parts = append(parts, counters.Part{At: day(d).Add(time.Hour), By: int64(i + j + k + 1), Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("site%d", (i+k)%5)})})
 			}
 			var by int64
 			for _, p := range parts {

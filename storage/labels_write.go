@@ -2,18 +2,21 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/history"
 )
 
 // The write side of breakdowns (migrations/012_counter_label.up.sql and
-// 013): the labels of an increment's steps (counters.Part.Labels) are
+// 013), a Tally (Labels): the labels of an increment's steps (a
+// breakdowns.Labelled, the steps' counters.Extra) are
 // written with the value and its history, packed (see packAdds), never a
 // row per value. A round whose steps all count in the quarter hour of its
 // commit (the coalescer's) appends them to its counter's label slot in
@@ -36,6 +39,50 @@ import (
 // slot takes before a write moves them out: a few dozen rounds of page
 // hits, small enough that appending to it costs an upsert little.
 const DefaultLabelSlot = 4096
+
+// Labels is the tally of breakdowns: with on, increments count the
+// labels their steps carry (breakdowns.Labelled), and a counter keeps at
+// most values distinct values of a label per UTC day (0:
+// counters.DefaultLabelValues), which settling decides (see
+// BreakdownsOf). Off, labels are not counted, but what they counted is
+// still deleted with its counter and by history's retention.
+func Labels(on bool, values int) Tally { return &labelTally{on: on, values: values} }
+
+type labelTally struct {
+	on     bool
+	values int
+	// slot is how many bytes of packed labels a counter's row takes
+	// before a write moves them out (0: DefaultLabelSlot); tests shrink it
+	// (export_test.go).
+	slot int
+}
+
+// takes implements Tally.
+func (t *labelTally) takes(x counters.Extra) bool {
+	_, ok := x.(breakdowns.Labelled)
+	return ok && t.on
+}
+
+// deletes implements Tally: pending labels before the settled ones: a
+// pass settling the counter's rows holds them, then writes its labels
+// (see labels_settle.go), so this waits for it and then removes those
+// too.
+func (t *labelTally) deletes() []string {
+	return []string{"DELETE FROM counter_label_pending WHERE name = ?", "DELETE FROM counter_label WHERE name = ?", "DELETE FROM counter_label_month WHERE name = ?"}
+}
+
+// purges implements Tally: pending rows, label slots, settled rows, label
+// months, pending ones before settled ones, as DELETE takes them.
+func (t *labelTally) purges(ctx context.Context, db *sql.DB, before time.Time) []func(limit int) (int64, error) {
+	day, month := before.Format(time.DateOnly), monthOf(before).Format(time.DateOnly)
+	return []func(int) (int64, error){
+		deleting(ctx, db, "DELETE FROM counter_label_pending WHERE day < ? LIMIT ?", day),
+		deleting(ctx, db, "UPDATE counter SET label_slot = NULL, label_day = NULL WHERE label_day < ? LIMIT ?", day),
+		deleting(ctx, db, "DELETE FROM counter_label WHERE day < ? ORDER BY day LIMIT ?", day),
+		deleting(ctx, db, "DELETE FROM counter_label_month WHERE month < ? ORDER BY month LIMIT ?", month),
+		func(limit int) (int64, error) { return trimLabelMonths(ctx, db, before, limit) },
+	}
+}
 
 // slotLabels is what one row of a slot upsert appends to its counter's
 // label slot: the UTC day of its steps and their packed adds (nil: none).
@@ -103,10 +150,10 @@ func (f *slotFill) add(sorted []counters.Increment, labels []slotLabels, appende
 
 // labelSlot is the size of a label slot.
 func (s *CounterStore) labelSlot() int {
-	if s.LabelSlot <= 0 {
+	if s.labels == nil || s.labels.slot <= 0 {
 		return DefaultLabelSlot
 	}
-	return s.LabelSlot
+	return s.labels.slot
 }
 
 // The label slot's part of a slot upsert (upsertManyHead,
@@ -148,11 +195,12 @@ func labelAdds(changes []counters.Change) []labelAdd {
 	var adds []labelAdd
 	for _, c := range changes {
 		for _, p := range c.Steps {
-			if p.By == 0 || len(p.Labels) == 0 {
+			l, ok := p.Extra.(breakdowns.Labelled)
+			if p.By == 0 || !ok {
 				continue
 			}
 			day, _ := history.QuarterOf(p.At)
-			for k, v := range p.Labels {
+			for k, v := range l.All() {
 				i, ok := at[key{c.Name, k, v, day}]
 				if ok {
 					if sum, fits := counters.Add(adds[i].by, p.By); fits {
@@ -259,14 +307,14 @@ func pendingInsert(adds []labelAdd) (string, []any) {
 		" ON DUPLICATE KEY UPDATE adds = CONCAT(adds, VALUES(adds))", args
 }
 
-// labelsOf are the statements that add changes' labels in a transaction
-// that has upserted their counters, none when there are none or
-// breakdowns are off: the counters' label slots move out first, as a
+// counts implements Tally: the statements that add changes' labels in a
+// transaction that has upserted their counters, none when there are none
+// or breakdowns are off: the counters' label slots move out first, as a
 // pending row keyed by the updated_at the upsert just set (so before the
 // changes' own, whose row follows under the same key, and after every
 // write in the slot), then empty.
-func (s *CounterStore) labelsOf(changes []counters.Change) []statement {
-	if !s.Labels {
+func (t *labelTally) counts(changes []counters.Change) []statement {
+	if !t.on {
 		return nil
 	}
 	adds := labelAdds(changes)
@@ -286,40 +334,4 @@ func (s *CounterStore) labelsOf(changes []counters.Change) []statement {
 		{"UPDATE counter SET label_slot = NULL, label_day = NULL WHERE name IN (" + in + ") AND label_slot IS NOT NULL", names},
 		{q, args},
 	}
-}
-
-// countsOf are the statements that count changes' steps beside their
-// values, in the order every writer takes their locks: history, then
-// labels.
-func (s *CounterStore) countsOf(changes []counters.Change) []statement {
-	var out []statement
-	if q, args := s.historyOf(changes); q != "" {
-		out = append(out, statement{q, args})
-	}
-	return append(out, s.labelsOf(changes)...)
-}
-
-// labelled reports whether any of incs carries labels that the store
-// counts: such a write goes the transactional way.
-func (s *CounterStore) labelled(incs []counters.Increment) bool {
-	if !s.Labels {
-		return false
-	}
-	return slices.ContainsFunc(incs, func(inc counters.Increment) bool {
-		if len(inc.Labels) > 0 && inc.Parts == nil {
-			return true
-		}
-		return slices.ContainsFunc(inc.Parts, func(p counters.Part) bool { return len(p.Labels) > 0 })
-	})
-}
-
-// addCounts runs countsOf inside the transaction ex, which has locked the
-// changes' counters.
-func (s *CounterStore) addCounts(ctx context.Context, ex Execer, changes []counters.Change) error {
-	for _, st := range s.countsOf(changes) {
-		if _, err := ex.ExecContext(ctx, st.query, st.args...); err != nil {
-			return err
-		}
-	}
-	return nil
 }

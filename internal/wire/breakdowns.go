@@ -13,11 +13,13 @@ import (
 
 // Breakdowns is the breakdowns' block: whether increments count their
 // labels, and how many values of a label a counter keeps per day. The
-// store counts labels inside each increment's transaction, so the core
-// reads this block when it builds the store (labels).
+// store counts labels inside each increment's transaction: the core
+// registers the capability's tally (labelsTally) when it builds the
+// store, and increments' bodies read labels through its field
+// (labelsField).
 type Breakdowns struct {
 	On     bool `env:"COUNTERS_BREAKDOWNS"`
-	Values int  `env:"COUNTERS_BREAKDOWN_VALUES"` // storage.CounterStore.LabelValues, decided as labels settle
+	Values int  `env:"COUNTERS_BREAKDOWN_VALUES"` // storage.Labels' values, decided as labels settle
 }
 
 // Validate checks the breakdowns' settings.
@@ -36,16 +38,19 @@ func defaultBreakdowns(c *Config) {
 // breakdownsOn says whether labels are counted: a breakdown's "(none)" is the
 // history's total less the labelled steps, so without history
 // (COUNTERS_HISTORY=false) there are no breakdowns either.
-func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.MySQL.History }
+func (c *Config) breakdownsOn() bool { return c.Breakdowns.On && c.History.On }
 
-// labels makes the store count labels (or not) and tells the backend, so
-// that the counters service drops labels when breakdowns are off: then
-// a labelled increment is exactly an unlabelled one.
-func (c *Config) labels(store *storage.CounterStore, backend *counters.Backend) {
-	on := c.breakdownsOn()
-	store.Labels, store.LabelValues = on, c.Breakdowns.Values
-	backend.Labels = on
+// labelsTally is the breakdowns' tally, which the core registers with the
+// store before its first write: on or off, it deletes what labels counted
+// with their counter and by history's retention; off, it counts nothing.
+func (c *Config) labelsTally() storage.Tally {
+	return storage.Labels(c.breakdownsOn(), c.Breakdowns.Values)
 }
+
+// labelsField is how increments' bodies give their labels: off, checked
+// and dropped before the write path, so that a labelled increment is
+// queued, grouped and written exactly as an unlabelled one.
+func (c *Config) labelsField() app.ExtraField { return app.LabelsField(c.breakdownsOn()) }
 
 // settleEvery is how often a process settles pending labels. Reads settle
 // what is pending themselves, so this bounds what they have to, not what

@@ -67,13 +67,12 @@ func (h HTTP) TrustedProxyRanges() ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// MySQL is the store of record's, and what it records.
+// MySQL is the store of record's.
 type MySQL struct {
 	DSN          string        `env:"COUNTERS_MYSQL_DSN"`
 	MaxOpenConns int           `env:"COUNTERS_MYSQL_MAX_CONNS"`
 	Timeout      time.Duration `env:"COUNTERS_MYSQL_TIMEOUT"` // of each request's MySQL work, the keys' and live updates' too
 	ConnectWait  time.Duration `env:"COUNTERS_MYSQL_WAIT"`
-	History      bool          `env:"COUNTERS_HISTORY"` // storage.CounterStore.History
 }
 
 // Validate checks the MySQL settings.

@@ -32,7 +32,6 @@ func Defaults() Config {
 			MaxOpenConns: storage.DefaultMaxOpenConns,
 			Timeout:      app.DefaultDBTimeout,
 			ConnectWait:  storage.DefaultConnectWait,
-			History:      true,
 		},
 		Cache: Cache{
 			Timeout:   cache.DefaultTimeout,

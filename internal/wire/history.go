@@ -14,13 +14,18 @@ import (
 	"github.com/countersvc/countersvc/storage"
 )
 
-// History is the history's block: how long it is kept. Whether increments
-// record it at all is COUNTERS_HISTORY (the MySQL block: the store writes
-// it inside each increment).
+// History is the history's block: whether increments record it at all
+// (the store writes it inside each increment: the core reads On when it
+// builds the store), and how long it is kept.
 type History struct {
+	On bool `env:"COUNTERS_HISTORY"` // storage.CounterStore.History
+
 	// Retention is the age past which history is removed; 0 keeps it all.
 	Retention Age `env:"COUNTERS_HISTORY_RETENTION"`
 }
+
+// defaultHistory is the history's block of Defaults: on, kept whole.
+func defaultHistory(c *Config) { c.History = History{On: true} }
 
 // Validate checks the history's settings.
 func (h History) Validate() error {
@@ -74,7 +79,7 @@ const rollupEvery = time.Hour
 // roll-up job that keeps past days small (always: it changes no answer),
 // and the retention job when the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
-	store := storage.NewHistoryStore(b.s.DB)
+	store := storage.HistoryOf(b.s.Store) // its retention removes what the tallies kept too
 	b.history = history.NewService(store, b.now)
 	if b.s.Visitors != nil {
 		b.history.Visitors = b.s.Visitors

@@ -28,7 +28,7 @@ func TestPageHitsAreLabelledOnlyWhenLabelsAreCounted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Defaults()
-			cfg.Breakdowns.On, cfg.MySQL.History = tt.breakdowns, tt.history
+			cfg.Breakdowns.On, cfg.History.On = tt.breakdowns, tt.history
 			l, err := hitLabeller(cfg, nil, log)
 			if err != nil || (l != nil) != tt.want {
 				t.Fatalf("labeller %v, error %v; want one: %v", l != nil, err, tt.want)

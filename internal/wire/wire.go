@@ -63,6 +63,7 @@ type Service struct {
 	Drain       *app.Drain // main.go starts it on SIGTERM
 	Live        *live.Hub  // live updates: the store's observer, and the streams
 
+	extra   app.ExtraField // the body's field of what else a step counts (writePath)
 	jobs    jobs           // the background work, started by Build, ended by Close
 	closers []func() error // in the order Close runs them
 }
@@ -84,6 +85,9 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 	if err := s.core(ctx, cfg, log); err != nil {
 		return nil, err
 	}
+	if err := checkOrder(capabilities); err != nil {
+		return nil, err
+	}
 	b := &builder{s: s, ctx: ctx, cfg: cfg, log: log}
 	var routes []app.Capability
 	for _, c := range capabilities {
@@ -99,6 +103,7 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 	proxies, _ := cfg.HTTP.TrustedProxyRanges() // validated by Load
 	o := app.Options{
 		Counters:     s.Counters,
+		Extra:        s.extra,
 		History:      b.history,
 		Capabilities: routes,
 		Log:          log,
@@ -139,10 +144,12 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 		return fmt.Errorf("preparing statements: %w", err)
 	}
 	s.onClose(s.Store.Close)
-	s.Store.History = cfg.MySQL.History
+	s.Store.History = cfg.History.On
 	s.jobs.add("idempotency keys' purge", func(ctx context.Context) { s.Store.PurgeKeysEvery(ctx, purgeEvery, log) })
+	if s.extra, err = writePath(&cfg, s.Store); err != nil {
+		return err
+	}
 	backend := counters.BackendOf(s.Store)
-	cfg.labels(s.Store, &backend)
 
 	// Coalescing: concurrent increments as few statements, above the cache
 	// so that one invalidation serves a whole round.

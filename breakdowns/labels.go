@@ -1,0 +1,64 @@
+package breakdowns
+
+import (
+	"encoding/json"
+	"iter"
+	"strings"
+
+	"github.com/countersvc/countersvc/counters"
+)
+
+// Labelled is what a labelled step carries down the write path, its
+// counters.Extra: its labels, ordered by key, in one comparable string, so
+// that the coalescer sums a counter's steps of equal labels without
+// knowing them and storage's labels tally reads them back (All). Build it
+// with Of.
+type Labelled struct{ packed string }
+
+// sep ends each key and each value in Labelled: keys are a-z, 0-9 and _,
+// and values printable (counters.Labels.Validate), so neither holds it.
+const sep = "\x00"
+
+// Of is labels as a step's Extra, nil when there are none. labels must
+// pass counters.Labels.Validate.
+func Of(labels counters.Labels) counters.Extra {
+	if len(labels) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, k := range labels.Keys() {
+		b.WriteString(k)
+		b.WriteString(sep)
+		b.WriteString(labels[k])
+		b.WriteString(sep)
+	}
+	return Labelled{b.String()}
+}
+
+// All yields each label and its value, in key order.
+func (l Labelled) All() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		rest := l.packed
+		for rest != "" {
+			k, after, _ := strings.Cut(rest, sep)
+			v, after, _ := strings.Cut(after, sep)
+			if !yield(k, v) {
+				return
+			}
+			rest = after
+		}
+	}
+}
+
+// Labels are l's labels as a map.
+func (l Labelled) Labels() counters.Labels {
+	out := counters.Labels{}
+	for k, v := range l.All() {
+		out[k] = v
+	}
+	return out
+}
+
+// MarshalJSON writes l as the labels' object, as the idempotency
+// fingerprints of labelled writes always spelled it.
+func (l Labelled) MarshalJSON() ([]byte, error) { return json.Marshal(l.Labels()) }
