@@ -168,11 +168,9 @@ func (n *GaleraNode) start(g *Galera, bootstrap bool, uid, gid uint32, extra ...
 	}
 	n.cmd = exec.Command(bin, args...)
 	asUser(n.cmd, uid, gid)
-	if err := n.cmd.Start(); err != nil {
-		return err
-	}
-	go n.cmd.Wait()
-	return nil
+	// From a thread kept for it, as every private server: its Pdeathsig
+	// fires when the starting thread ends (startServer says why).
+	return startServer(n.cmd)
 }
 
 // args are the node's mariadbd options.
