@@ -50,8 +50,24 @@ type FirstFailProxy struct {
 // the first attempt of each write with failures, in turn.
 func (e *Env) NewFirstFailProxy(tb testing.TB, failures ...Failure) *FirstFailProxy {
 	tb.Helper()
+	return e.newFailProxy(tb, false, failures)
+}
+
+// NewEachAttemptFailProxy starts a proxy in front of the service that
+// answers the attempts of each write (told apart by its Idempotency-Key; a
+// write without one counts as the key "") with every one of failures, in
+// order, and forwards the attempt after them; a key sent again after that
+// meets them all again. A client that reuses its key on every attempt
+// reaches it a multiple of len(failures)+1 times per key.
+func (e *Env) NewEachAttemptFailProxy(tb testing.TB, failures ...Failure) *FirstFailProxy {
+	tb.Helper()
+	return e.newFailProxy(tb, true, failures)
+}
+
+func (e *Env) newFailProxy(tb testing.TB, eachAttempt bool, failures []Failure) *FirstFailProxy {
+	tb.Helper()
 	if len(failures) == 0 {
-		tb.Fatal("NewFirstFailProxy: no failures to answer with")
+		tb.Fatal("a failing proxy needs failures to answer with")
 	}
 	target, err := url.Parse(e.URL)
 	if err != nil {
@@ -62,19 +78,26 @@ func (e *Env) NewFirstFailProxy(tb testing.TB, failures ...Failure) *FirstFailPr
 	p := &FirstFailProxy{attempts: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || key == "" {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead || (key == "" && !eachAttempt) {
 			rp.ServeHTTP(w, r)
 			return
 		}
 		p.mu.Lock()
+		n := p.attempts[key]
 		p.attempts[key]++
-		first := p.attempts[key] == 1
-		f := failures[p.next%len(failures)]
-		if first {
+		var pass bool
+		var f Failure
+		if eachAttempt {
+			i := n % (len(failures) + 1)
+			if pass = i == len(failures); !pass {
+				f = failures[i]
+			}
+		} else if pass = n > 0; !pass {
+			f = failures[p.next%len(failures)]
 			p.next++
 		}
 		p.mu.Unlock()
-		if !first {
+		if pass {
 			rp.ServeHTTP(w, r)
 			return
 		}

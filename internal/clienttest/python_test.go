@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +52,7 @@ func TestPythonClient(t *testing.T) {
 		p := svc.NewDropProxy(t, 1)
 		drops, dropURLs = append(drops, p), append(dropURLs, p.URL)
 	}
-	flaky := newFailFirstProxy(t, svc.URL)
+	flaky := svc.NewEachAttemptFailProxy(t, pythonFailures...)
 
 	in := <-install
 	if in.err != nil {
@@ -93,14 +88,14 @@ func TestPythonClient(t *testing.T) {
 			t.Errorf("drop proxy %d saw Idempotency-Keys %q: want one key, sent again after the lost answer", i, keys)
 		}
 	}
-	attempts := flaky.attempts()
+	attempts := flaky.Attempts()
 	if len(attempts) == 0 {
 		t.Error("no write went through the proxy that answers 429/502/503/504 first")
 	}
 	for key, n := range attempts {
-		if key == "" || n%(len(flakyFailures)+1) != 0 {
+		if key == "" || n%(len(pythonFailures)+1) != 0 {
 			t.Errorf("Idempotency-Key %q reached the failing proxy %d times, want a multiple of %d: one key for every attempt of a write",
-				key, n, len(flakyFailures)+1)
+				key, n, len(pythonFailures)+1)
 		}
 	}
 }
@@ -171,83 +166,7 @@ func installPythonClient(python, src, dir string) (string, error) {
 	return venv, nil
 }
 
-// flakyFailures are what failFirstProxy answers each write's attempts
-// with, in order, before it lets one through. The 502 and 504 come after
-// the service has done the write, as a proxy's may.
-var flakyFailures = []struct {
-	status    int
-	forwarded bool
-}{
-	{http.StatusTooManyRequests, false},
-	{http.StatusBadGateway, true},
-	{http.StatusServiceUnavailable, false},
-	{http.StatusGatewayTimeout, true},
-}
-
-// failFirstProxy forwards reads, and answers the attempts of each write
-// (told apart by Idempotency-Key) with flakyFailures before it forwards
-// the next.
-type failFirstProxy struct {
-	URL string
-	mu  sync.Mutex
-	n   map[string]int // attempts per Idempotency-Key
-}
-
-func newFailFirstProxy(t *testing.T, target string) *failFirstProxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }}
-	p := &failFirstProxy{n: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			rp.ServeHTTP(w, r)
-			return
-		}
-		key := r.Header.Get("Idempotency-Key")
-		p.mu.Lock()
-		// A key given to a second call (an order sent again) goes through
-		// the failures again.
-		i := p.n[key] % (len(flakyFailures) + 1)
-		p.n[key]++
-		p.mu.Unlock()
-		if i == len(flakyFailures) {
-			rp.ServeHTTP(w, r)
-			return
-		}
-		f := flakyFailures[i]
-		if f.forwarded {
-			rp.ServeHTTP(httptest.NewRecorder(), r) // the service does it; the proxy loses its answer
-		}
-		switch f.status {
-		case http.StatusTooManyRequests:
-			w.Header().Set("Retry-After", "0")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(f.status)
-			fmt.Fprint(w, `{"error":{"code":"rate_limited","message":"Slow down."}}`)
-		case http.StatusServiceUnavailable:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(f.status)
-			fmt.Fprint(w, `{"error":{"code":"unavailable","message":"MySQL cannot be reached; nothing was changed."}}`)
-		default: // a proxy's own page, not the API's error body
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(f.status)
-			fmt.Fprintf(w, "<html><body>%d %s</body></html>", f.status, http.StatusText(f.status))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
-	return p
-}
-
-func (p *failFirstProxy) attempts() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.n))
-	for k, v := range p.n {
-		out[k] = v
-	}
-	return out
-}
+// pythonFailures are what the failing proxy answers each write's
+// attempts with, in order, before it lets one through. The 502 and 504
+// come after the service has done the write, as a proxy's may.
+var pythonFailures = []apptest.Failure{apptest.Fail429, apptest.Fail502, apptest.Fail503, apptest.Fail504}
