@@ -79,12 +79,13 @@ type Options[T, R any] struct {
 	MaxInFlight int
 	// Adaptive makes MaxInFlight a ceiling: how many batches run at once
 	// is then found by measuring throughput (see climber), starting at
-	// one, and a batch starts whenever the limit has room (GrowAt is not
-	// used).
+	// one; GrowAt still decides when the limit's room is taken.
 	Adaptive bool
 	// GrowAt is how many calls must wait per batch in flight before
 	// another batch starts beside them; below it, waiting calls join the
-	// batch after the one in flight, which makes batches larger. Default 1.
+	// batch after the one in flight, which makes batches larger (each
+	// batch costs its fixed work once, however many calls it carries).
+	// Default 1.
 	GrowAt int
 	// Inline runs a batch that a caller starts on the caller's own
 	// goroutine, and saves the hand-over to another goroutine and back: a
@@ -229,10 +230,11 @@ func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
 // room says whether a call just queued may start another batch. Caller
 // holds mu.
 func (q *Queue[T, R]) room() bool {
+	limit := q.o.MaxInFlight
 	if q.climber != nil {
-		return q.inFlight < q.climber.limit
+		limit = q.climber.limit
 	}
-	return q.inFlight < q.o.MaxInFlight && len(q.pending) >= q.o.GrowAt*q.inFlight
+	return q.inFlight < limit && len(q.pending) >= q.o.GrowAt*q.inFlight
 }
 
 // heldBack tells the climber that the limit kept a call waiting. Caller

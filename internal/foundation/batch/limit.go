@@ -15,6 +15,16 @@ import "time"
 // win; with a database of many cores across a network, many smaller ones
 // in flight do. There is nothing to tune.
 //
+// The hill is not flat in cost: each batch more in flight makes batches
+// smaller, and every batch costs the service and the database the same
+// fixed work (a statement, a commit, a wake-up) whatever it carries. On a
+// small box that work comes out of the same cores the load needs, and a
+// window's rate is noisy enough that an unbiased climber walks up the
+// limits by chance and pays for it in every later window. So a step up is
+// kept only when it clearly pays (climbUpGain), and a step down is kept
+// unless it clearly costs (climbDownLoss): between two limits that measure
+// alike, the climber settles on the lower, cheaper one.
+//
 // Only windows in which the limit held some call back count: when callers
 // are fewer than the limit allows, throughput says nothing about the limit,
 // which then stays as it is. Once a step back has confirmed the best limit,
@@ -39,15 +49,26 @@ type climber struct {
 
 // Windows last climbWindow, and longer until climbCalls calls have been
 // answered in them, so that a window's rate is not a handful of calls. A
-// probe is kept when it beats the settled rate by climbGain: noise alone
-// should rarely move the limit.
+// probe up is kept when it beats the settled rate by climbUpGain, a probe
+// down when it keeps at least climbDownLoss of it: noise alone should
+// rarely move the limit up.
 const (
-	climbWindow  = 40 * time.Millisecond
-	climbCalls   = 64
-	climbGain    = 1.02
-	climbHoldMin = 4
-	climbHoldMax = 32
+	climbWindow   = 100 * time.Millisecond
+	climbCalls    = 256
+	climbUpGain   = 1.04
+	climbDownLoss = 0.98
+	climbHoldMin  = 4
+	climbHoldMax  = 32
 )
+
+// kept says whether a probe that measured rate beats the settled base:
+// by climbUpGain going up, within climbDownLoss going down.
+func (l *climber) kept(rate float64) bool {
+	if l.dir > 0 {
+		return rate > l.base*climbUpGain
+	}
+	return rate >= l.base*climbDownLoss
+}
 
 func newClimber(max int) *climber {
 	return &climber{max: max, limit: 1, dir: 1, backoff: climbHoldMin}
@@ -80,9 +101,9 @@ func (l *climber) ran(calls int, now time.Time) {
 	switch {
 	case l.settle:
 		l.settle = false
-	case l.probing && rate > l.base*climbGain:
+	case l.probing && l.kept(rate):
 		// Better: settle here and go on the same way at once.
-		l.probing, l.base, l.backoff = false, rate, climbHoldMin
+		l.probing, l.base, l.backoff = false, max(rate, l.base), climbHoldMin
 	case l.probing:
 		// Worse: back to where it was, and the next probe the other way,
 		// after a hold that grows while probes keep failing.

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -66,3 +67,25 @@ func TestTheClimberKeepsItsLimitWhileCallersSetThePace(t *testing.T) {
 }
 
 func abs(n int) int { return max(n, -n) }
+
+// A server that is as fast at every limit, measured with a few percent of
+// noise in each window, keeps the climber low: each batch more in flight
+// costs fixed work that noise alone must not buy.
+func TestTheClimberStaysLowWhereNoiseIsAllThatDiffers(t *testing.T) {
+	l := newClimber(16)
+	now := time.Unix(0, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	high := 0
+	const windows = 4000
+	for range windows {
+		now = now.Add(climbWindow)
+		l.queued = true
+		l.ran(int(2000*(1+0.06*(rng.Float64()-0.5))), now) // ±3%
+		if l.limit > 2 {
+			high++
+		}
+	}
+	if high > windows/20 {
+		t.Fatalf("%d of %d windows ran more than two batches at once on a flat hill (limit now %d)", high, windows, l.limit)
+	}
+}
