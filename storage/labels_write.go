@@ -148,12 +148,12 @@ func (f *slotFill) add(sorted []counters.Increment, labels []slotLabels, appende
 	}
 }
 
-// labelSlot is the size of a label slot.
-func (s *CounterStore) labelSlot() int {
-	if s.labels == nil || s.labels.slot <= 0 {
+// slotSize is the size of a label slot (t may be nil: no labels tally).
+func (t *labelTally) slotSize() int {
+	if t == nil || t.slot <= 0 {
 		return DefaultLabelSlot
 	}
-	return s.labels.slot
+	return t.slot
 }
 
 // The label slot's part of a slot upsert (upsertManyHead,
