@@ -8,7 +8,6 @@ import (
 
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/history"
-	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -44,19 +43,19 @@ type capability struct {
 	provides []string                                 // what it leaves there
 }
 
-// What capabilities leave on the builder for each other.
+// What capabilities leave on the builder for each other, and the app.
 const (
 	clientKeys   = "client keys"   // builder.clientKeys
 	visitorCount = "visitor count" // Service.Visitors
-	historySvc   = "history"       // builder.history
-	pageHits     = "page hits"     // builder.hits
+	historySvc   = "history"       // builder.history: page hits' badges show its count of today
+	pageHits     = "page hits"     // app.PageHits: which names the public routes of all serve
 )
 
 var capabilities = []capability{
-	{name: "unique visitors", build: buildVisitors, provides: []string{clientKeys, visitorCount}}, // its settings are in the page hits' block
+	{name: "unique visitors", defaults: defaultVisitors, build: buildVisitors, provides: []string{clientKeys, visitorCount}},
 	{name: "history", defaults: defaultHistory, build: buildHistory, needs: []string{visitorCount}, provides: []string{historySvc}},
 	{name: "breakdowns", defaults: defaultBreakdowns, build: buildBreakdowns, tally: (*Config).labelsTally, field: (*Config).labelsField},
-	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount}, provides: []string{pageHits}},
+	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount, historySvc}, provides: []string{pageHits}},
 	{name: "tickets", build: buildTickets},
 	{name: "live updates", defaults: defaultLive, build: buildLive},
 	{name: "webhooks", defaults: defaultWebhooks, build: buildWebhooks},
@@ -72,7 +71,6 @@ type builder struct {
 
 	clientKeys *visitors.Keys
 	history    *history.Service
-	hits       *hits.Service
 }
 
 // job adds a background job, started with the others at the end of Build
@@ -105,7 +103,8 @@ func writePath(cfg *Config, store *storage.CounterStore) (app.ExtraField, error)
 
 // checkOrder returns an error naming the first capability of list that
 // needs what no capability before it provides; the app, built after all
-// of them, needs the history and the page hits.
+// of them, needs the page hits (whose rule of public names every public
+// route asks).
 func checkOrder(list []capability) error {
 	provided := map[string]bool{}
 	for _, c := range list {
@@ -118,7 +117,7 @@ func checkOrder(list []capability) error {
 			provided[p] = true
 		}
 	}
-	for _, n := range []string{historySvc, pageHits} {
+	for _, n := range []string{pageHits} {
 		if !provided[n] {
 			return fmt.Errorf("the HTTP application needs the %s, which no capability provides", n)
 		}

@@ -75,9 +75,9 @@ const retentionEvery = time.Hour
 const rollupEvery = time.Hour
 
 // buildHistory: counts per hour, day and month, read from the store's
-// history (app/history.go serves them with the counters' routes), the
-// roll-up job that keeps past days small (always: it changes no answer),
-// and the retention job when the operator set one.
+// history (app/history.go serves them), the roll-up job that keeps past
+// days small (always: it changes no answer), and the retention job when
+// the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
 	store := storage.HistoryOf(b.s.Store) // its retention removes what the tallies kept too
 	b.history = history.NewService(store, b.now)
@@ -93,5 +93,5 @@ func buildHistory(b *builder) (app.Capability, error) {
 		r := &history.Retention{Store: store, Age: age, Now: b.now, Log: b.log}
 		b.job("history retention", func(ctx context.Context) { r.Run(ctx, retentionEvery) })
 	}
-	return nil, nil
+	return app.History(b.history), nil
 }

@@ -104,7 +104,6 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 	o := app.Options{
 		Counters:     s.Counters,
 		Extra:        s.extra,
-		History:      b.history,
 		Capabilities: routes,
 		Log:          log,
 		Registry:     s.Registry,
@@ -119,7 +118,6 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 		IdleTimeout:  cfg.HTTP.IdleTimeout,
 		Drain:        s.Drain,
 
-		Hits:           b.hits,
 		TrustedProxies: proxies,
 	}
 	if s.Cache != nil {
