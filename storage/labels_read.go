@@ -21,7 +21,7 @@ import (
 type BreakdownStore struct {
 	db *sql.DB
 	// Bound is how many distinct values of a label a counter keeps per
-	// UTC day (0: counters.DefaultLabelValues); settling decides it.
+	// UTC day (0: breakdowns.DefaultLabelValues); settling decides it.
 	Bound int
 }
 

@@ -108,7 +108,7 @@ func TestARegisteredTallyCountsItsStepsOnEveryPathAndGoesWithItsCounter(t *testi
 	s := currencyStore(t)
 	ctx := context.Background()
 	at := s.now()
-	web := breakdowns.Of(counters.Labels{"channel": "web"})
+	web := breakdowns.Of(breakdowns.Labels{"channel": "web"})
 	writes := []func() error{
 		func() error {
 			_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "sale", By: 2, Extra: currency("EUR")}})
