@@ -27,7 +27,8 @@ import (
 // breakdowns count labels) declares its tally, which the core registers
 // with the counter store before its first write, and the field of an
 // increment's body that carries its kind of counters.Extra (at most one
-// capability has one: a step carries one Extra).
+// capability has one: a step carries one Extra). History also switches
+// the store's own write of its slot (switches).
 //
 // What a build leaves on the builder for later ones it names in provides,
 // and what it takes from earlier ones in needs: Build refuses an order in
@@ -38,6 +39,7 @@ type capability struct {
 	defaults func(c *Config)                          // its block's defaults; nil: it has none
 	build    func(b *builder) (app.Capability, error) // nil routes: none of its own
 	tally    func(c *Config) storage.Tally            // what its steps also count; nil: none
+	switches func(c *Config, s *storage.CounterStore) // its switch of the store's own writes (history's slot); nil: none
 	field    func(c *Config) app.ExtraField           // the body's field of its Extra; nil: none
 	needs    []string                                 // what it takes from the builder
 	provides []string                                 // what it leaves there
@@ -53,7 +55,7 @@ const (
 
 var capabilities = []capability{
 	{name: "unique visitors", defaults: defaultVisitors, build: buildVisitors, provides: []string{clientKeys, visitorCount}},
-	{name: "history", defaults: defaultHistory, build: buildHistory, needs: []string{visitorCount}, provides: []string{historySvc}},
+	{name: "history", defaults: defaultHistory, build: buildHistory, switches: (*Config).historySwitch, needs: []string{visitorCount}, provides: []string{historySvc}},
 	{name: "breakdowns", defaults: defaultBreakdowns, build: buildBreakdowns, tally: (*Config).labelsTally, field: (*Config).labelsField},
 	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount, historySvc}, provides: []string{pageHits}},
 	{name: "tickets", build: buildTickets},
@@ -81,12 +83,16 @@ func (b *builder) job(name string, run func(ctx context.Context)) { b.s.jobs.add
 // capability.
 func (b *builder) now() time.Time { return b.s.Store.Now() }
 
-// writePath registers the capabilities' tallies with store, in the order
-// of the list (the order of their locks), and returns the body field of
-// the one whose steps carry an Extra.
+// writePath sets the capabilities' switches of store's own writes and
+// registers their tallies with it, in the order of the list (the order of
+// their locks), and returns the body field of the one whose steps carry
+// an Extra.
 func writePath(cfg *Config, store *storage.CounterStore) (app.ExtraField, error) {
 	var field app.ExtraField
 	for _, c := range capabilities {
+		if c.switches != nil {
+			c.switches(cfg, store)
+		}
 		if c.tally != nil {
 			store.Count(c.tally(cfg))
 		}

@@ -142,7 +142,6 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 		return fmt.Errorf("preparing statements: %w", err)
 	}
 	s.onClose(s.Store.Close)
-	s.Store.History = cfg.History.On
 	s.jobs.add("idempotency keys' purge", func(ctx context.Context) { s.Store.PurgeKeysEvery(ctx, purgeEvery, log) })
 	if s.extra, err = writePath(&cfg, s.Store); err != nil {
 		return err
