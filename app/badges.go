@@ -193,8 +193,8 @@ func (b badgeQuery) sendShields(c *fiber.Ctx, text string) error {
 
 // todayOf is the counter name's count since the start of today in a zone,
 // with the day's visitors when the badge shows them.
-func (h *historyHandlers) todayOf(ctx context.Context, name string, b badgeQuery) func(*time.Location) (history.Point, error) {
+func todayOf(ctx context.Context, r todayReader, name string, b badgeQuery) func(*time.Location) (history.Point, error) {
 	return func(zone *time.Location) (history.Point, error) {
-		return h.svc.Today(ctx, name, zone, b.show == "visitors")
+		return r.Today(ctx, name, zone, b.show == "visitors")
 	}
 }

@@ -15,13 +15,13 @@ import (
 
 // LabelsField is the field of an increment's body that carries its
 // labels ({"labels": {"channel": "web"}}): an object of strings checked
-// against the rules of counters.Labels, absent or {} being none. With on
+// against the rules of breakdowns.Labels, absent or {} being none. With on
 // (breakdowns count labels) they become the step's Extra
 // (breakdowns.Of); off, they are checked and dropped, so that the
 // increment is grouped and written exactly as an unlabelled one.
 func LabelsField(on bool) ExtraField {
 	return ExtraField{Key: "labels", Read: func(raw json.RawMessage) (counters.Extra, error) {
-		var labels counters.Labels
+		var labels breakdowns.Labels
 		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
 			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
 		}

@@ -8,19 +8,40 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/countersvc/countersvc/history"
+	"github.com/countersvc/countersvc/keys"
 )
 
+// History is history's capability: the counts per hour, day and month of
+// a counter or a prefix, privately under read access, and of a public
+// counter (GET /v1/hits/{name}/history) for anyone, its name checked by
+// page hits' rule (router.public). Its public route is a parameter path
+// under /hits as page hits' own are; New routes page hits last.
+func History(svc historyReader) Capability {
+	return capabilityFunc(func(r router) {
+		h := &historyHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public}
+		r.private("GET", "/counters/:name/history", nameAccess(keys.Read), h.counter)
+		r.private("GET", "/history", prefixAccess(keys.Read), h.prefix)
+		r.publicGet("/hits/:name/history", publicRoute, publicHeaders("no-store"), h.publicCounter)
+	})
+}
+
 // historyHandlers serves the history of a counter, of a prefix, and of a
-// public counter (GET /v1/hits/{name}/history, in routePublic).
+// public counter.
 type historyHandlers struct {
 	dbBudget
-	svc historyReader
+	svc    historyReader
+	public publicNames
 }
 
 // historyReader is how the HTTP API reads history (history.Service).
 type historyReader interface {
 	Parse(r history.Request) (history.Query, error)
 	Series(ctx context.Context, q history.Query) (*history.Series, error)
+	todayReader
+}
+
+// todayReader is how a badge reads today's count (history.Service).
+type todayReader interface {
 	Today(ctx context.Context, name string, zone *time.Location, visitors bool) (history.Point, error)
 }
 
@@ -80,16 +101,14 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	return c.JSON(out)
 }
 
-// public is a public counter's history: read-only, no token, a name
-// outside the public prefixes 403 as for hits.
-func (h *historyHandlers) public(hh *hitHandlers) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		name, err := hh.publicName(c)
-		if err != nil {
-			return err
-		}
-		r := historyRequest(c)
-		r.Name = name
-		return h.answer(c, r)
+// publicCounter is a public counter's history: read-only, no token, a
+// name outside the public prefixes 403 as for hits.
+func (h *historyHandlers) publicCounter(c *fiber.Ctx) error {
+	name, err := h.public.publicName(c)
+	if err != nil {
+		return err
 	}
+	r := historyRequest(c)
+	r.Name = name
+	return h.answer(c, r)
 }

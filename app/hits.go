@@ -16,10 +16,10 @@ import (
 // under the public prefixes. The rules are hits.Service's; these handlers
 // only read the request and write the answer.
 type hitHandlers struct {
-	hits    *hits.Service
-	proxies trustedProxies
+	publicRule // hits, the page-hit rules
+	proxies    trustedProxies
 	dbBudget
-	history *historyHandlers
+	today todayReader // the badges' count of today (history.Service)
 
 	// The read-only badges' way to a counter outside the public prefixes:
 	// the contract gives badges the read scope, so a request that carries
@@ -68,20 +68,6 @@ func (h *hitHandlers) readableName(c *fiber.Ctx) (string, error) {
 	return name, err
 }
 
-// publicName is the :name of a public endpoint, refused unless it is under
-// one of the public prefixes. It is checked before anything else about the
-// request, so that a private name is 403 whatever else is wrong.
-func (h *hitHandlers) publicName(c *fiber.Ctx) (string, error) {
-	name, err := pathName(c, "name")
-	if err != nil {
-		return "", err
-	}
-	if err := h.hits.Public(name); err != nil {
-		return "", err
-	}
-	return name, nil
-}
-
 // hit counts a page hit. Its name is checked by hits.Service.Count, first
 // thing, with publicName's answer: once a request.
 func (h *hitHandlers) hit(c *fiber.Ctx) error {
@@ -122,7 +108,7 @@ func (h *hitHandlers) badge(named func(*fiber.Ctx) (string, error), value func(*
 		}
 		ctx, cancel := h.dbContext(c)
 		defer cancel()
-		today := h.history.todayOf(ctx, name, b)
+		today := todayOf(ctx, h.today, name, b)
 		text, err := b.text(v, today)
 		if err != nil {
 			return asBadgeError(c, b.opts.Label, err)

@@ -2,9 +2,11 @@ package app
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
@@ -79,7 +81,6 @@ func routePublic(r router, h *hitHandlers) {
 		{"/hits/:name/badge.svg", publicRoute, []fiber.Handler{noStore, h.badge(h.publicName, h.count, badgeQuery.send)}},
 		{"/counters/:name/badge.svg", orRead, []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.send)}},
 		{"/counters/:name/shields.json", orRead, []fiber.Handler{noStore, h.credentials, h.badge(h.readableName, h.read, badgeQuery.sendShields)}},
-		{"/hits/:name/history", publicRoute, []fiber.Handler{noStore, h.history.public(h)}},
 		{"/snippet.js", publicRoute, []fiber.Handler{publicHeaders(snippetCacheControl), snippet}},
 	}
 	for _, route := range routes {
@@ -102,7 +103,8 @@ func publicPath(path string) bool {
 
 // publicNames is how the public routes of other capabilities (history,
 // breakdowns, live updates) ask page hits which names anyone may read,
-// without reaching into its handlers.
+// without reaching into its handlers: New hands them page hits' rule as
+// router.public.
 type publicNames interface {
 	// publicName is the path's :name, percent-decoded, or the public
 	// refusal of a name outside the public prefixes.
@@ -111,16 +113,60 @@ type publicNames interface {
 	publicPrefix(prefix string) error
 }
 
-var _ publicNames = (*hitHandlers)(nil)
+// publicRule is page hits' rule of public names, the one publicNames.
+type publicRule struct{ hits *hits.Service }
+
+var _ publicNames = publicRule{}
+
+// publicName is the :name of a public endpoint, refused unless it is under
+// one of the public prefixes. It is checked before anything else about the
+// request, so that a private name is 403 whatever else is wrong.
+func (p publicRule) publicName(c *fiber.Ctx) (string, error) {
+	name, err := pathName(c, "name")
+	if err != nil {
+		return "", err
+	}
+	if err := p.hits.Public(name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
 
 // publicPrefix implements publicNames with the page-hit rules.
-func (h *hitHandlers) publicPrefix(prefix string) error { return h.hits.Public(prefix) }
+func (p publicRule) publicPrefix(prefix string) error { return p.hits.Public(prefix) }
 
-// newHitHandlers are the page-hit handlers, which the page-hit stream and
-// the public breakdowns share.
-func newHitHandlers(r router, o Options, history *historyHandlers, svc counters.Service) *hitHandlers {
-	return &hitHandlers{hits: o.Hits, proxies: r.proxies, dbBudget: r.dbBudget, history: history,
-		auth: r.auth, keys: r.keys, counters: svc}
+// PageHits is page hits' capability: a page view counted (GET
+// /v1/hits/{name}), its badges, the read-only badges of any counter, and
+// the snippet, by svc's rules; counters serves the read-only badges of a
+// private name, today the badges' count of today (history.Service). Its
+// rule of public names is the one the other capabilities' public routes
+// ask (publicNames): New hands it to them, and routes page hits after
+// every other capability, so that a static path of theirs under /hits
+// (GET /v1/hits/breakdown) wins over page hits' parameter.
+func PageHits(svc *hits.Service, counters counters.Service, today todayReader) Capability {
+	return &pageHits{publicRule: publicRule{svc}, counters: counters, today: today}
+}
+
+type pageHits struct {
+	publicRule
+	counters counters.Service
+	today    todayReader
+}
+
+func (p *pageHits) routes(r router) {
+	routePublic(r, &hitHandlers{publicRule: p.publicRule, proxies: r.proxies, dbBudget: r.dbBudget, today: p.today,
+		auth: r.auth, keys: r.keys, counters: p.counters})
+}
+
+// routedLast returns caps with the one that answers which names are
+// public (page hits) last, and that one.
+func routedLast(caps []Capability) ([]Capability, publicNames) {
+	i := slices.IndexFunc(caps, func(c Capability) bool { _, ok := c.(publicNames); return ok })
+	if i < 0 {
+		panic("app: no capability answers which names are public (PageHits)")
+	}
+	out := append(slices.Delete(slices.Clone(caps), i, i+1), caps[i])
+	return out, caps[i].(publicNames)
 }
 
 // allowOptions answers an OPTIONS request that is not a CORS preflight.

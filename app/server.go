@@ -13,8 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/countersvc/countersvc/counters"
-	"github.com/countersvc/countersvc/history"
-	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/keys"
 )
 
@@ -24,12 +22,13 @@ type Options struct {
 	// Extra is the field of an increment's body (and of each batch item)
 	// that says what else it counts, read by the capability that counts
 	// it (LabelsField); zero: none.
-	Extra   ExtraField
-	History *history.Service // counts per hour, day and month (app/history.go)
-	Log     *slog.Logger
+	Extra ExtraField
+	Log   *slog.Logger
 
-	// Capabilities add their own routes, each with its access (Tickets,
-	// Webhooks, Live, ...): the router loops over them.
+	// Capabilities add their own routes, each with its access (History,
+	// PageHits, Tickets, Webhooks, Live, ...): the router loops over them.
+	// One of them must be PageHits, whose rule of public names the others'
+	// public routes ask.
 	Capabilities []Capability
 	Registry     *prometheus.Registry // metrics are registered here and served at /metrics
 
@@ -55,9 +54,10 @@ type Options struct {
 
 	Drain *Drain // started on SIGTERM; nil: never drains
 
-	// Page hits (app/public.go).
-	Hits           *hits.Service  // the page-hit rules; nil: the default public prefix, no abuse limits
-	TrustedProxies []netip.Prefix // proxies whose X-Forwarded-For is believed
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed (a
+	// client's address: the loopback rule of authentication, page hits'
+	// limits).
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults of Options, and so of the service's configuration.
@@ -93,9 +93,6 @@ func (o *Options) defaults() {
 	}
 	if o.ImportTimeout == 0 {
 		o.ImportTimeout = 10 * time.Minute
-	}
-	if o.Hits == nil {
-		o.Hits = hits.New(o.Counters, nil, hits.Options{Registerer: o.Registry, Log: o.Log})
 	}
 }
 
@@ -145,16 +142,15 @@ func New(o Options) *App {
 	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
 		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
 	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL, extra: o.Extra}
-	hist := &historyHandlers{dbBudget: budget, svc: o.History}
-	hitsH := newHitHandlers(r, o, hist, h.svc)
-	r.public = hitsH
-	// Capabilities first: Fiber tries routes in the order they were added,
-	// and a capability's static path (GET /v1/hits/breakdown) must win
-	// over the core's parameter (GET /v1/hits/{name}).
-	for _, cap := range o.Capabilities {
+	// Capabilities first, page hits the last of them (routedLast): Fiber
+	// tries routes in the order they were added, and a capability's static
+	// path (GET /v1/hits/breakdown) must win over page hits' parameter
+	// (GET /v1/hits/{name}).
+	caps, public := routedLast(o.Capabilities)
+	r.public = public
+	for _, cap := range caps {
 		cap.routes(r)
 	}
-	routePublic(r, hitsH)
 	r.private("GET", "/counters", listAccess(), h.list)
 	r.private("POST", "/counters/reset", resetAccess(), h.reset)
 	r.private("POST", "/counters/batch", batchAccess(o.Extra), h.batch)
@@ -162,8 +158,6 @@ func New(o Options) *App {
 	r.private("PUT", "/counters/:name", nameAccess(keys.Write), h.set)
 	r.private("DELETE", "/counters/:name", nameAccess(keys.Write), h.delete)
 	r.private("POST", "/counters/:name/increment", nameAccess(keys.Write), h.increment)
-	r.private("GET", "/counters/:name/history", nameAccess(keys.Read), hist.counter)
-	r.private("GET", "/history", prefixAccess(keys.Read), hist.prefix)
 	r.private("GET", "/export", listAccess(), h.export)
 	imports := &importHandlers{svc: h.svc, stepTimeout: o.DBTimeout, timeout: o.ImportTimeout}
 	r.private("POST", "/import", importAccess(), imports.importCounters)

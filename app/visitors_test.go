@@ -26,8 +26,8 @@ func visitorsEnv(t *testing.T, r *testenv.Redis, dsn string, more ...apptest.Opt
 	opt := func(c *wire.Config) {
 		c.Cache.RedisURL = r.URL()
 		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
-		c.Log.Level = "debug"            // the most the log could ever say of a visitor
-		c.Hits.VisitorsFlush = time.Hour // the tests flush when they mean to
+		c.Log.Level = "debug"        // the most the log could ever say of a visitor
+		c.Visitors.Flush = time.Hour // the tests flush when they mean to
 	}
 	opts := append([]apptest.Option{opt}, more...)
 	if dsn == "" {

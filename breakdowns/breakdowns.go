@@ -1,9 +1,9 @@
 // Package breakdowns is the domain of what a count was made of: how a
 // counter's (or a prefix's) history over a range splits by one label of
-// its increments (counters.Labels), or by counter. It parses and checks the
+// its increments (Labels), or by counter. It parses and checks the
 // question, widens the range to the UTC days labels are kept by, and turns
 // the store's counts into rows that add up to the history's total: steps
-// without the label are the row counters.LabelNone. It knows nothing of
+// without the label are the row LabelNone. It knows nothing of
 // SQL or HTTP; storage/ counts the labels with every labelled increment,
 // in its transaction (see Of and labels.go).
 package breakdowns
@@ -104,7 +104,7 @@ func (s *Service) Parse(r Request) (Query, error) {
 		return q, counters.Errorf(counters.EINVALID, "by must name a label (such as channel) or be name.")
 	}
 	if r.By != ByName {
-		if err := counters.ValidateLabelKey(r.By); err != nil {
+		if err := ValidateLabelKey(r.By); err != nil {
 			return q, counters.Errorf(counters.EINVALID, "by: %s", counters.ErrorMessage(err))
 		}
 	}
@@ -142,10 +142,10 @@ func (s *Service) Breakdown(ctx context.Context, q Query) (*Breakdown, error) {
 		for _, n := range values {
 			none.Sub(none, n)
 		}
-		if old, ok := values[counters.LabelNone]; ok {
+		if old, ok := values[LabelNone]; ok {
 			none.Add(none, old) // a client's own "(none)" is the same row
 		}
-		values[counters.LabelNone] = none
+		values[LabelNone] = none
 	}
 	return rows(q, values, c.Total)
 }

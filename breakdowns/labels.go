@@ -16,12 +16,12 @@ import (
 type Labelled struct{ packed string }
 
 // sep ends each key and each value in Labelled: keys are a-z, 0-9 and _,
-// and values printable (counters.Labels.Validate), so neither holds it.
+// and values printable (Labels.Validate), so neither holds it.
 const sep = "\x00"
 
 // Of is labels as a step's Extra, nil when there are none. labels must
-// pass counters.Labels.Validate.
-func Of(labels counters.Labels) counters.Extra {
+// pass Labels.Validate.
+func Of(labels Labels) counters.Extra {
 	if len(labels) == 0 {
 		return nil
 	}
@@ -51,8 +51,8 @@ func (l Labelled) All() iter.Seq2[string, string] {
 }
 
 // Labels are l's labels as a map.
-func (l Labelled) Labels() counters.Labels {
-	out := counters.Labels{}
+func (l Labelled) Labels() Labels {
+	out := Labels{}
 	for k, v := range l.All() {
 		out[k] = v
 	}

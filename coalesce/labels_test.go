@@ -32,7 +32,7 @@ func TestLabelledIncrementsCoalesceAndCountTheirLabels(t *testing.T) {
 	values := make(chan int64, n)
 	errs := make(chan error, n)
 	for i := range n {
-		labels := counters.Labels{"referrer": fmt.Sprintf("site%d", i%4)}
+		labels := breakdowns.Labels{"referrer": fmt.Sprintf("site%d", i%4)}
 		if i%5 == 0 {
 			labels = nil // an unlabelled one among them
 		}

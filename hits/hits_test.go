@@ -312,7 +312,7 @@ type fakeCounters struct {
 	getErr, incrErr  error
 	onIncrement      func()
 	gets             int
-	labelled         []counters.Labels // the labels of each IncrementWith
+	labelled         []breakdowns.Labels // the labels of each IncrementWith
 }
 
 func (f *fakeCounters) Get(_ context.Context, name string) (*counters.Counter, error) {
@@ -342,7 +342,7 @@ func (f *fakeCounters) Increment(_ context.Context, name string, by int64) (int6
 }
 
 func (f *fakeCounters) IncrementWith(ctx context.Context, name string, by int64, extra counters.Extra) (int64, error) {
-	var labels counters.Labels
+	var labels breakdowns.Labels
 	if l, ok := extra.(breakdowns.Labelled); ok {
 		labels = l.Labels()
 	}

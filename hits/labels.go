@@ -11,7 +11,7 @@ import (
 	useragent "github.com/medama-io/go-useragent"
 	"github.com/medama-io/go-useragent/agents"
 
-	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/internal/foundation/memo"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -77,7 +77,7 @@ type Labeller struct {
 	agents    *useragent.Parser
 	seed      maphash.Seed
 	agent     *memo.Map[uint64, agentLabels]
-	shared    *memo.Map[labelSet, counters.Labels]
+	shared    *memo.Map[labelSet, breakdowns.Labels]
 }
 
 // deviceBot is the device of the agents of the labeller's bots, and of no
@@ -106,7 +106,7 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 		bots = visitors.NewBots()
 	}
 	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser(), seed: maphash.MakeSeed(),
-		agent: memo.New[uint64, agentLabels](labelsKept), shared: memo.New[labelSet, counters.Labels](labelsKept)}
+		agent: memo.New[uint64, agentLabels](labelsKept), shared: memo.New[labelSet, breakdowns.Labels](labelsKept)}
 }
 
 // Labels returns the labels of a counted hit of v: always referrer,
@@ -116,13 +116,13 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 // labeller's own memory: v's strings may be reused once it returns (Fiber's
 // are), and a labelled increment may be queued past that. The map is
 // shared with the other hits of the same labels: nobody may write it.
-func (l *Labeller) Labels(v Visit) counters.Labels {
+func (l *Labeller) Labels(v Visit) breakdowns.Labels {
 	labels, _ := l.labels(v)
 	return labels
 }
 
 // labels are Labels(v), and whether v's agent is one of l's bots.
-func (l *Labeller) labels(v Visit) (counters.Labels, bool) {
+func (l *Labeller) labels(v Visit) (breakdowns.Labels, bool) {
 	set := labelSet{
 		referrer:    Referrer(v),
 		country:     l.country(v.Addr),
@@ -138,7 +138,7 @@ func (l *Labeller) labels(v Visit) (counters.Labels, bool) {
 	// The set's strings may be v's memory: the kept ones are copies.
 	set.referrer = strings.Clone(set.referrer)
 	set.source, set.medium, set.campaign = strings.Clone(set.source), strings.Clone(set.medium), strings.Clone(set.campaign)
-	labels := counters.Labels{LabelReferrer: set.referrer, LabelCountry: set.country,
+	labels := breakdowns.Labels{LabelReferrer: set.referrer, LabelCountry: set.country,
 		LabelBrowser: set.browser, LabelOS: set.os, LabelDevice: set.device}
 	campaign(labels, LabelSource, set.source)
 	campaign(labels, LabelMedium, set.medium)
@@ -150,7 +150,7 @@ func (l *Labeller) labels(v Visit) (counters.Labels, bool) {
 // campaign sets the label key to the campaign value s, unless there is
 // none: a step without a label is what a breakdown shows as NoValue, so
 // storing NoValue itself would only cost a row per hit.
-func campaign(labels counters.Labels, key, s string) {
+func campaign(labels breakdowns.Labels, key, s string) {
 	if s != NoValue {
 		labels[key] = s
 	}

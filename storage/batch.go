@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"time"
 
 	"github.com/countersvc/countersvc/counters"
 )
@@ -11,8 +12,8 @@ import (
 // Batch implements counters.Store.
 func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([]int64, error) {
 	var values []int64
-	err := s.writeTx(ctx, "storage.Batch", func(tx *sql.Tx) (changes []counters.Change, err error) {
-		values, changes, err = s.batchTx(ctx, tx, items)
+	err := s.seam.writeTx(ctx, s.db, "storage.Batch", func(tx *sql.Tx) (changes []counters.Change, err error) {
+		values, changes, err = batchTx(ctx, tx, items, s.now())
 		return changes, err
 	})
 	if err != nil {
@@ -36,15 +37,14 @@ func (s *CounterStore) Batch(ctx context.Context, items []counters.Increment) ([
 // An item that fails returns its error (see counters.ItemError) before
 // anything is written; the caller rolls back, which also removes the
 // counters step 1 created. The changes are one per counter, in name order,
-// for the caller to record.
-func (s *CounterStore) batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment) ([]int64, []counters.Change, error) {
+// for the caller to record. now is the store's clock.
+func batchTx(ctx context.Context, tx *sql.Tx, items []counters.Increment, now time.Time) ([]int64, []counters.Change, error) {
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = it.Name
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	now := s.now()
 
 	args := make([]any, 0, 3*len(names))
 	for _, n := range names {

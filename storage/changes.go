@@ -17,6 +17,17 @@ import (
 // batch, set, reset, delete, import, and the idempotent forms of the first
 // three; TestEveryWritePathReportsItsChanges drives each of them.
 
+// changeSeam is the store's side of the seam: what a write runs inside
+// its transaction once its counters' rows are written and locked (the
+// tallies, then the recorders: record), and whom it tells after the
+// commit (the observers: committed). The counter store keeps one, and
+// every write path of it goes through it.
+type changeSeam struct {
+	tallies   tallies             // what steps also count (tally.go)
+	recorders []Recorder          // inside the transaction
+	observers []counters.Observer // after the commit
+}
+
 // Recorder is work that must commit with a change or not at all, such as
 // writing a webhook event for a threshold the change crossed. Register it
 // with CounterStore.Record.
@@ -56,17 +67,17 @@ type Execer interface {
 }
 
 // Record registers recorders; call it before the store serves.
-func (s *CounterStore) Record(rs ...Recorder) { s.recorders = append(s.recorders, rs...) }
+func (s *CounterStore) Record(rs ...Recorder) { s.seam.recorders = append(s.seam.recorders, rs...) }
 
 // Observe registers observers; call it before the store serves.
 func (s *CounterStore) Observe(os ...counters.Observer) {
-	s.observers = append(s.observers, os...)
+	s.seam.observers = append(s.seam.observers, os...)
 }
 
 // heldForCommit reports whether an import that commits at once must keep
 // the change of name until its commit: some observer wants it that cannot
 // be told of the import by a prefix (see counters.PrefixObserver).
-func (s *CounterStore) heldForCommit(name string) bool {
+func (s *changeSeam) heldForCommit(name string) bool {
 	for _, o := range s.observers {
 		if _, summary := o.(counters.PrefixObserver); !summary && o.Wants(name) {
 			return true
@@ -76,7 +87,7 @@ func (s *CounterStore) heldForCommit(name string) bool {
 }
 
 // recorded reports whether any recorder wants changes of name.
-func (s *CounterStore) recorded(name string) bool {
+func (s *changeSeam) recorded(name string) bool {
 	for _, r := range s.recorders {
 		if r.Wants(name) {
 			return true
@@ -87,7 +98,7 @@ func (s *CounterStore) recorded(name string) bool {
 
 // quiet is the range within which changes of name record nothing for
 // every recorder that wants it, or false when one of them cannot tell.
-func (s *CounterStore) quiet(name string) (lo, hi int64, ok bool) {
+func (s *changeSeam) quiet(name string) (lo, hi int64, ok bool) {
 	lo, hi = math.MinInt64, math.MaxInt64
 	for _, r := range s.recorders {
 		if !r.Wants(name) {
@@ -107,10 +118,10 @@ func (s *CounterStore) quiet(name string) (lo, hi int64, ok bool) {
 }
 
 // record runs, inside the transaction ex, everything that commits with
-// changes: their history and labels (see countsOf), then each recorder
-// with the changes it wants.
-func (s *CounterStore) record(ctx context.Context, ex Execer, changes []counters.Change) error {
-	if err := s.addCounts(ctx, ex, changes); err != nil {
+// changes: what their tallies count (history, labels: see
+// tallies.counts), then each recorder with the changes it wants.
+func (s *changeSeam) record(ctx context.Context, ex Execer, changes []counters.Change) error {
+	if err := s.tallies.exec(ctx, ex, changes); err != nil {
 		return err
 	}
 	return s.recordOthers(ctx, ex, changes)
@@ -118,7 +129,7 @@ func (s *CounterStore) record(ctx context.Context, ex Execer, changes []counters
 
 // recordOthers is record without the history and labels, for the paths
 // that send their statements in the same exchange as the counters' upsert.
-func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []counters.Change) error {
+func (s *changeSeam) recordOthers(ctx context.Context, ex Execer, changes []counters.Change) error {
 	for _, r := range s.recorders {
 		if wanted := counters.Wanted(changes, r.Wants); len(wanted) > 0 {
 			if err := r.Record(ctx, ex, wanted); err != nil {
@@ -130,7 +141,7 @@ func (s *CounterStore) recordOthers(ctx context.Context, ex Execer, changes []co
 }
 
 // committed tells each observer of the changes it wants, which committed.
-func (s *CounterStore) committed(ctx context.Context, changes []counters.Change) {
+func (s *changeSeam) committed(ctx context.Context, changes []counters.Change) {
 	for _, o := range s.observers {
 		if wanted := counters.Wanted(changes, o.Wants); len(wanted) > 0 {
 			o.Committed(ctx, wanted)
@@ -141,7 +152,7 @@ func (s *CounterStore) committed(ctx context.Context, changes []counters.Change)
 // committedAtOnce tells the observers of an import that committed at once:
 // held are the changes heldForCommit kept, prefix the longest common
 // prefix of all the changed names (when any changed).
-func (s *CounterStore) committedAtOnce(ctx context.Context, held []counters.Change, prefix string, any bool) {
+func (s *changeSeam) committedAtOnce(ctx context.Context, held []counters.Change, prefix string, any bool) {
 	for _, o := range s.observers {
 		if po, summary := o.(counters.PrefixObserver); summary {
 			if any {
@@ -153,12 +164,22 @@ func (s *CounterStore) committedAtOnce(ctx context.Context, held []counters.Chan
 	}
 }
 
-// writeTx runs fn in a transaction under retry (see retryTx): fn makes the
-// changes and returns them, record runs after it in the same transaction,
-// and once it committed the observers are told.
-func (s *CounterStore) writeTx(ctx context.Context, op string, fn func(tx *sql.Tx) ([]counters.Change, error)) error {
+// commitRecorded ends a transaction sent as an exchange whose changes a
+// recorder wants: the recorders, then COMMIT.
+func (s *changeSeam) commitRecorded(ctx context.Context, conn *sql.Conn, changes []counters.Change) error {
+	if err := s.recordOthers(ctx, conn, changes); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// writeTx runs fn in a transaction of db under retry (see retryTx): fn
+// makes the changes and returns them, record runs after it in the same
+// transaction, and once it committed the observers are told.
+func (s *changeSeam) writeTx(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) ([]counters.Change, error)) error {
 	var changes []counters.Change
-	err := s.retryTx(ctx, op, func(tx *sql.Tx) (err error) {
+	err := retryTx(ctx, db, op, func(tx *sql.Tx) (err error) {
 		if changes, err = fn(tx); err != nil {
 			return err
 		}

@@ -113,10 +113,8 @@ type CounterStore struct {
 	// again (measured alike: 1,610 acknowledged, none lost).
 	Exchanges bool
 
-	tallies   []Tally             // what steps also count (see tally.go)
-	labels    *labelTally         // the tally of those, the one with a slot in the counter's row
-	recorders []Recorder          // the change seam's inside (see changes.go)
-	observers []counters.Observer // ... and its after-commit side
+	history historyTally // history's write side, the first of the tallies (history_write.go)
+	seam    changeSeam   // the tallies, recorders and observers of every write (changes.go)
 }
 
 var (
@@ -141,7 +139,8 @@ func NewCounterStore(ctx context.Context, db *DB) (*CounterStore, error) {
 	}
 	s := &CounterStore{db: db.DB, incrementStmt: stmts[0], slotStmt: stmts[1], quietStmts: [2]*sql.Stmt{stmts[2], stmts[3]}, upserts: newPreparedUpserts(db.DB), keys: newKeyGate(), Now: time.Now,
 		KeyRetention: counters.IdempotencyRetention, Returning: db.returning, History: true, Exchanges: !db.galera}
-	s.tallies = []Tally{historyTally{s}}
+	s.history = historyTally{db: s.db, on: &s.History}
+	s.seam.tallies.add(s.history)
 	return s, nil
 }
 
@@ -164,7 +163,7 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 	err := retry(ctx, "storage.Increment", func() (err error) {
 		now := s.now()
 		var v int64
-		switch recorded := s.recorded(name); {
+		switch recorded := s.seam.recorded(name); {
 		case recorded:
 			v, err = s.incrementQuiet(ctx, inc, now)
 		case s.History && by != 0:
@@ -178,7 +177,7 @@ func (s *CounterStore) Increment(ctx context.Context, name string, by int64) (in
 	if err != nil {
 		return 0, mapError("storage.Increment", err, true)
 	}
-	s.committed(ctx, []counters.Change{c})
+	s.seam.committed(ctx, []counters.Change{c})
 	return c.Value, nil
 }
 
@@ -193,7 +192,7 @@ func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment
 	if err == nil {
 		return res.LastInsertId()
 	}
-	if again, err := s.refused(ctx, err, true, now, inc.Name); !again {
+	if again, err := s.history.refused(ctx, err, true, now, inc.Name); !again {
 		return 0, err
 	}
 	return s.incrementInExchange(ctx, inc, now, false)
@@ -205,7 +204,7 @@ func (s *CounterStore) incrementSlot(ctx context.Context, inc counters.Increment
 // slot) or a counter it does not find is written in one transaction with
 // the recorders, which tells which.
 func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Increment, now time.Time) (int64, error) {
-	lo, hi, ok := s.quiet(inc.Name)
+	lo, hi, ok := s.seam.quiet(inc.Name)
 	if !ok {
 		return s.incrementInExchange(ctx, inc, now, true)
 	}
@@ -226,7 +225,7 @@ func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Incremen
 		if n == 1 {
 			return res.LastInsertId()
 		} // else there is no such counter yet
-	} else if again, err := s.refused(ctx, err, slot, now, inc.Name); !again {
+	} else if again, err := s.history.refused(ctx, err, slot, now, inc.Name); !again {
 		return 0, err
 	}
 	return s.incrementInExchange(ctx, inc, now, true)
@@ -246,16 +245,16 @@ func (s *CounterStore) incrementQuiet(ctx context.Context, inc counters.Incremen
 // which only the first round trip tells, so such an increment takes one
 // more (recorded).
 func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Increment, now time.Time, recorded bool) (int64, error) {
-	rest := s.countsOf([]counters.Change{incrementChange(inc, 0, now)})
+	rest := s.seam.tallies.counts([]counters.Change{incrementChange(inc, 0, now)})
 	by := inc.By
-	first, rest := s.exchangeOf(statement{"START TRANSACTION;\n" + incrementSQL, []any{inc.Name, by, now, now, by, by, by}}, rest, !recorded)
+	first, rest := exchangeOf(s.Exchanges, statement{"START TRANSACTION;\n" + incrementSQL, []any{inc.Name, by, now, now, by, by, by}}, rest, !recorded)
 	const upsert = 1 // the statement after START TRANSACTION
 	named := make([]driver.NamedValue, len(first.args))
 	for i, a := range first.args {
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
 	}
 	var v int64
-	err := s.exchange(ctx, func(conn *sql.Conn) error {
+	err := exchange(ctx, s.db, func(conn *sql.Conn) error {
 		err := conn.Raw(func(dc any) error {
 			res, err := dc.(driver.ExecerContext).ExecContext(ctx, first.query, named)
 			if err != nil {
@@ -274,19 +273,9 @@ func (s *CounterStore) incrementInExchange(ctx context.Context, inc counters.Inc
 		if err := sendEach(ctx, conn, rest, nil); err != nil || !recorded {
 			return err
 		}
-		return s.commitRecorded(ctx, conn, []counters.Change{incrementChange(inc, v, now)})
+		return s.seam.commitRecorded(ctx, conn, []counters.Change{incrementChange(inc, v, now)})
 	})
 	return v, err
-}
-
-// commitRecorded ends a transaction sent as an exchange whose changes a
-// recorder wants: the recorders, then COMMIT.
-func (s *CounterStore) commitRecorded(ctx context.Context, conn *sql.Conn, changes []counters.Change) error {
-	if err := s.recordOthers(ctx, conn, changes); err != nil {
-		return err
-	}
-	_, err := conn.ExecContext(ctx, "COMMIT")
-	return err
 }
 
 // increment runs incrementSQL on its own (for the callers that need
@@ -319,9 +308,9 @@ func (s *CounterStore) Get(ctx context.Context, name string) (*counters.Counter,
 func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*counters.Counter, bool, error) {
 	var c *counters.Counter
 	var created bool
-	err := s.writeTx(ctx, "storage.Set", func(tx *sql.Tx) (_ []counters.Change, err error) {
+	err := s.seam.writeTx(ctx, s.db, "storage.Set", func(tx *sql.Tx) (_ []counters.Change, err error) {
 		var ch counters.Change
-		c, created, ch, err = s.setTx(ctx, tx, req)
+		c, created, ch, err = setTx(ctx, tx, req, s.now())
 		return []counters.Change{ch}, err
 	})
 	if err != nil {
@@ -333,9 +322,9 @@ func (s *CounterStore) Set(ctx context.Context, req counters.SetRequest) (*count
 // setTx sets a counter inside tx and returns the change; see Set. When
 // another transaction created the counter first, it returns ECONFLICT for a
 // create-only request and errAgain for any other: run again, the counter
-// now exists.
-func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, counters.Change, error) {
-	c, created, prev, err := s.setRow(ctx, tx, req)
+// now exists. now is the store's clock.
+func setTx(ctx context.Context, tx *sql.Tx, req counters.SetRequest, now time.Time) (*counters.Counter, bool, counters.Change, error) {
+	c, created, prev, err := setRow(ctx, tx, req, now)
 	if err != nil {
 		return nil, false, counters.Change{}, err
 	}
@@ -343,8 +332,7 @@ func (s *CounterStore) setTx(ctx context.Context, tx *sql.Tx, req counters.SetRe
 }
 
 // setRow is setTx's write; it also returns the value before it.
-func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetRequest) (*counters.Counter, bool, int64, error) {
-	now := s.now()
+func setRow(ctx context.Context, tx *sql.Tx, req counters.SetRequest, now time.Time) (*counters.Counter, bool, int64, error) {
 	var value int64
 	var minV, maxV sql.NullInt64
 	var createdAt time.Time
@@ -387,7 +375,7 @@ func (s *CounterStore) setRow(ctx context.Context, tx *sql.Tx, req counters.SetR
 // the order registered.
 // The row is read before it goes, for the change's last value.
 func (s *CounterStore) Delete(ctx context.Context, name string) error {
-	err := s.writeTx(ctx, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
+	err := s.seam.writeTx(ctx, s.db, "storage.Delete", func(tx *sql.Tx) ([]counters.Change, error) {
 		var value int64
 		err := tx.QueryRowContext(ctx, "SELECT value FROM counter WHERE name = ? FOR UPDATE", name).Scan(&value)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -398,12 +386,8 @@ func (s *CounterStore) Delete(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM counter WHERE name = ?", name); err != nil {
 			return nil, err
 		}
-		for _, t := range s.tallies {
-			for _, q := range t.deletes() {
-				if _, err = tx.ExecContext(ctx, q, name); err != nil {
-					return nil, err
-				}
-			}
+		if err := s.seam.tallies.deletes(ctx, tx, name); err != nil {
+			return nil, err
 		}
 		return []counters.Change{{Name: name, Prev: value, Value: value, Deleted: true, At: s.now()}}, nil
 	})
@@ -450,7 +434,7 @@ func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (in
 		args = append(args, likePrefix(req.Prefix))
 	}
 	var n int64
-	err := s.writeTx(ctx, "storage.Reset", func(tx *sql.Tx) ([]counters.Change, error) {
+	err := s.seam.writeTx(ctx, s.db, "storage.Reset", func(tx *sql.Tx) ([]counters.Change, error) {
 		now := s.now()
 		rows, err := tx.QueryContext(ctx, "SELECT name, value FROM counter"+where+" ORDER BY name FOR UPDATE", args...)
 		if err != nil {
@@ -481,13 +465,6 @@ func (s *CounterStore) Reset(ctx context.Context, req counters.ResetRequest) (in
 		return 0, mapError("storage.Reset", err, true)
 	}
 	return n, nil
-}
-
-// inTx runs fn in a READ COMMITTED transaction: no gap locks, so two
-// creators of one missing counter meet at the primary key instead of
-// deadlocking.
-func (s *CounterStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return inTx(ctx, s.db, sql.LevelReadCommitted, fn)
 }
 
 // inTx runs fn in a transaction of db at the isolation level iso, and

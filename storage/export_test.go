@@ -3,7 +3,7 @@ package storage
 // SetLabelSlot sets the size of s's label slots, so that a test fills
 // them with a few writes.
 func SetLabelSlot(s *CounterStore, size int) {
-	if s.labels != nil {
-		s.labels.slot = size
+	if l := s.seam.tallies.labels; l != nil {
+		l.slot = size
 	}
 }

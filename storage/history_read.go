@@ -14,10 +14,12 @@ import (
 )
 
 // HistoryStore is history's own store: it reads what the counters' writes
-// recorded, the counter_history rows and each counter's slot (see
-// history_write.go), as history.Store. The writes stay with CounterStore,
-// inside each increment's own statement: a history that cost increments a
-// second statement would halve them.
+// recorded, the counter_history rows and each counter's slot, as
+// history.Store, and keeps them (roll-up, retention). The writes are
+// history's tally (historyTally, history_write.go), which the counter
+// store runs inside each increment, its slot inside the increment's own
+// statement: a history that cost increments a second statement would
+// halve them.
 type HistoryStore struct {
 	db      *sql.DB
 	tallies []Tally // whose rows retention removes with history's (PurgeHistory)
@@ -32,7 +34,9 @@ func NewHistoryStore(db *DB) *HistoryStore {
 
 // HistoryOf returns the history store of the database s writes to, whose
 // retention also removes what s's tallies (registered by then) kept.
-func HistoryOf(s *CounterStore) *HistoryStore { return &HistoryStore{db: s.db, tallies: s.tallies} }
+func HistoryOf(s *CounterStore) *HistoryStore {
+	return &HistoryStore{db: s.db, tallies: s.seam.tallies.list}
+}
 
 // quarterColumns is "q0, q1, ..., q95", or with sum set
 // "SUM(q0), ..., SUM(q95)".

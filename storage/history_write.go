@@ -123,19 +123,24 @@ func historyUpsert(adds []historyAdd) (string, []any) {
 	return q.String(), args
 }
 
-// historyTally is history as a Tally, the first of every counter store
-// (NewCounterStore), so that its rows are locked right after the
-// counters': it counts every step (the store's History switches it), and
-// carries no Extra. Its slot in the counter's row is the store's own
-// one-statement write (below); this is the way of every other writer.
-type historyTally struct{ s *CounterStore }
+// historyTally is history's write side: as a Tally, the first of every
+// counter store (NewCounterStore), so that its rows are locked right after
+// the counters', it counts every step (the store's History switches it),
+// and carries no Extra; its slot in the counter's row is the store's own
+// one-statement write (below), which it moves out when a step of another
+// quarter finds it taken (refused). The tally's statements are the way of
+// every other writer.
+type historyTally struct {
+	db *sql.DB
+	on *bool // the counter store's History; nil: on (a store that only purges)
+}
 
 func (historyTally) takes(counters.Extra) bool { return false }
 
 // counts implements Tally: the statement that adds changes' steps to
 // history, none when there is nothing to add or history is off.
 func (t historyTally) counts(changes []counters.Change) []statement {
-	if t.s != nil && !t.s.History {
+	if t.on != nil && !*t.on {
 		return nil
 	}
 	if q, args := historyUpsert(historyAdds(changes)); q != "" {
@@ -185,12 +190,12 @@ func (historyTally) purges(ctx context.Context, db *sql.DB, before time.Time) []
 // slot it first moves the slots of names that hold another quarter than
 // now's (flushSlots), so that their next steps fit them again. Any other
 // error, or one of the move, is returned.
-func (s *CounterStore) refused(ctx context.Context, err error, slot bool, now time.Time, names ...string) (bool, error) {
+func (t historyTally) refused(ctx context.Context, err error, slot bool, now time.Time, names ...string) (bool, error) {
 	if mysqlErrNumber(err) != erBadNull {
 		return false, err
 	}
 	if slot {
-		if err := s.flushSlots(ctx, names, quarterNumber(now)); err != nil {
+		if err := t.flushSlots(ctx, names, quarterNumber(now)); err != nil {
 			return false, err
 		}
 	}
@@ -223,8 +228,8 @@ const (
 // the figure a read gives, counter_history plus the slot, stays the same
 // throughout. The counters' rows are locked first, in name order, as
 // every writer of history locks them.
-func (s *CounterStore) flushSlots(ctx context.Context, names []string, keep int64) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+func (t historyTally) flushSlots(ctx context.Context, names []string, keep int64) error {
+	return inTx(ctx, t.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
 		args := make([]any, 0, len(names)+1)
 		for _, n := range names {
 			args = append(args, n)

@@ -40,10 +40,10 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 	// attempt is one transaction: it claims key, or replays its record,
 	// else records what answer answers.
 	attempt := func(answer func(tx *sql.Tx) (any, error)) error {
-		return s.retryTx(ctx, op, func(tx *sql.Tx) error {
+		return retryTx(ctx, s.db, op, func(tx *sql.Tx) error {
 			var zero T
 			result, replayed, changes = zero, false, nil
-			prior, err := s.claimKey(ctx, tx, key)
+			prior, err := claimKey(ctx, tx, key, s.now(), s.KeyRetention)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 			}
 			return nil, err
 		}
-		return result, s.record(ctx, tx, changes)
+		return result, s.seam.record(ctx, tx, changes)
 	})
 	if errors.Is(err, errRefused) {
 		err = attempt(func(*sql.Tx) (any, error) {
@@ -88,7 +88,7 @@ func once[T any](ctx context.Context, s *CounterStore, op string, key counters.I
 		var zero T
 		return zero, false, mapError(op, err, true)
 	}
-	s.committed(ctx, changes)
+	s.seam.committed(ctx, changes)
 	return result, replayed, nil
 }
 
@@ -140,11 +140,10 @@ func gateKey(key counters.Idempotency) string {
 // row counts as absent: it is deleted and the key claimed anew. A row that
 // vanishes between the insert and the read (purged) returns errAgain: the
 // transaction, which has changed nothing yet, runs again.
-func (s *CounterStore) claimKey(ctx context.Context, tx *sql.Tx, key counters.Idempotency) ([]byte, error) {
-	now := s.now()
+func claimKey(ctx context.Context, tx *sql.Tx, key counters.Idempotency, now time.Time, retention time.Duration) ([]byte, error) {
 	insert := func() error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_record (key_id, idem_key, fingerprint, result, created_at, expires_at)
-			VALUES (?, ?, ?, '', ?, ?)`, key.Owner, key.Key, key.Fingerprint[:], now, now.Add(s.KeyRetention))
+			VALUES (?, ?, ?, '', ?, ?)`, key.Owner, key.Key, key.Fingerprint[:], now, now.Add(retention))
 		return err
 	}
 	err := insert()
@@ -196,7 +195,7 @@ type setResult struct {
 // SetOnce implements counters.Store.
 func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, req counters.SetRequest) (*counters.Counter, bool, bool, error) {
 	r, replayed, err := once(ctx, s, "storage.SetOnce", key, func(tx *sql.Tx) (setResult, []counters.Change, error) {
-		c, created, ch, err := s.setTx(ctx, tx, req)
+		c, created, ch, err := setTx(ctx, tx, req, s.now())
 		if err != nil {
 			return setResult{}, nil, err
 		}
@@ -211,6 +210,6 @@ func (s *CounterStore) SetOnce(ctx context.Context, key counters.Idempotency, re
 // BatchOnce implements counters.Store.
 func (s *CounterStore) BatchOnce(ctx context.Context, key counters.Idempotency, items []counters.Increment) ([]int64, bool, error) {
 	return once(ctx, s, "storage.BatchOnce", key, func(tx *sql.Tx) ([]int64, []counters.Change, error) {
-		return s.batchTx(ctx, tx, items)
+		return batchTx(ctx, tx, items, s.now())
 	})
 }

@@ -50,12 +50,12 @@ func (s *CounterStore) Import(ctx context.Context, opts counters.ImportOptions, 
 				"An earlier request with this Idempotency-Key is still running; nothing was changed.")
 		}
 		defer leave()
-		prior, err := s.recordedResult(ctx, opts)
+		prior, err := recordedResult(ctx, s.db, opts, s.now)
 		if err != nil {
 			return r, mapError(op, err, false)
 		}
 		if prior != nil {
-			return s.replayImport(opts, lines, prior)
+			return replayImport(opts, lines, prior)
 		}
 	}
 	im := &importer{s: s, opts: opts, r: r}
@@ -141,7 +141,7 @@ func (im *importer) chunked(ctx context.Context, lines iter.Seq[counters.ImportL
 	err := im.read(lines, func(c *chunk, last bool) error {
 		var res chunkResult
 		err := im.step(ctx, func(ctx context.Context) error {
-			return im.s.writeTx(ctx, op, func(tx *sql.Tx) (_ []counters.Change, err error) {
+			return im.s.seam.writeTx(ctx, im.s.db, op, func(tx *sql.Tx) (_ []counters.Change, err error) {
 				if res, err = im.write(ctx, tx, c); err != nil || !last || im.opts.Key == nil {
 					return res.changes, err
 				}
@@ -191,13 +191,13 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 			if err != nil {
 				return err
 			}
-			if err := im.s.record(ctx, tx, res.changes); err != nil {
+			if err := im.s.seam.record(ctx, tx, res.changes); err != nil {
 				return err
 			}
 			// Only what an observer must be told change by change waits
 			// for the commit: an atomic import may change a million
 			// counters. The others are told the names' common prefix.
-			changes = append(changes, counters.Wanted(res.changes, im.s.heldForCommit)...)
+			changes = append(changes, counters.Wanted(res.changes, im.s.seam.heldForCommit)...)
 			for _, c := range res.changes {
 				prefix, changed = counters.CommonPrefix(prefix, c.Name, changed), true
 			}
@@ -222,7 +222,7 @@ func (im *importer) atomic(ctx context.Context, lines iter.Seq[counters.ImportLi
 		return im.r, counters.Wrap(counters.EUNAVAILABLE, op, err,
 			"The database could not be reached while the import committed: either every line was applied or none was.")
 	}
-	im.s.committedAtOnce(ctx, changes, prefix, changed)
+	im.s.seam.committedAtOnce(ctx, changes, prefix, changed)
 	im.r.Merge(pending)
 	im.r.Applied = true
 	return im.r, nil
@@ -354,7 +354,7 @@ func (im *importer) record(ctx context.Context, tx *sql.Tx, pending *counters.Im
 	final.Lines = slices.Clone(im.r.Lines)
 	final.Merge(pending)
 	final.Applied = true
-	prior, err := im.s.claimKey(ctx, tx, *im.opts.Key)
+	prior, err := claimKey(ctx, tx, *im.opts.Key, im.s.now(), im.s.KeyRetention)
 	if err != nil {
 		return err
 	}
@@ -372,17 +372,17 @@ func (im *importer) record(ctx context.Context, tx *sql.Tx, pending *counters.Im
 // recordedResult returns the result recorded with the import's key, nil
 // when there is none (or it expired). Its fingerprint is checked once the
 // lines are read.
-func (s *CounterStore) recordedResult(ctx context.Context, opts counters.ImportOptions) (*recorded, error) {
+func recordedResult(ctx context.Context, db *sql.DB, opts counters.ImportOptions, now func() time.Time) (*recorded, error) {
 	var rec recorded
 	var expires time.Time
-	err := s.db.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE key_id = ? AND idem_key = ?",
+	err := db.QueryRowContext(ctx, "SELECT fingerprint, result, expires_at FROM idempotency_record WHERE key_id = ? AND idem_key = ?",
 		opts.Key.Owner, opts.Key.Key).Scan(&rec.fingerprint, &rec.result, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case !expires.After(s.now()) || len(rec.result) == 0:
+	case !expires.After(now()) || len(rec.result) == 0:
 		return nil, nil
 	}
 	return &rec, nil
@@ -392,7 +392,7 @@ type recorded struct{ fingerprint, result []byte }
 
 // replayImport reads the lines only to fingerprint them, and answers the
 // recorded report when they are the recorded import's.
-func (s *CounterStore) replayImport(opts counters.ImportOptions, lines iter.Seq[counters.ImportLine], prior *recorded) (*counters.ImportReport, error) {
+func replayImport(opts counters.ImportOptions, lines iter.Seq[counters.ImportLine], prior *recorded) (*counters.ImportReport, error) {
 	for l := range lines {
 		if l.Err != nil {
 			return counters.NewImportReport(opts), counters.Wrap(counters.ErrorCode(l.Err), "storage.Import", l.Err,

@@ -24,20 +24,18 @@ import (
 // With history, the counters' history is written in the same transaction,
 // sent in the same round trip (see incrementManyInTx).
 func (s *CounterStore) IncrementMany(ctx context.Context, deltas []counters.Increment) ([]int64, error) {
-	return s.incrementMany(ctx, "storage.IncrementMany", deltas)
-}
-
-func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []counters.Increment) ([]int64, error) {
+	const op = "storage.IncrementMany"
 	sorted := make([]counters.Increment, len(deltas))
 	copy(sorted, deltas)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
-	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.recorded(d.Name) })
+	recorded := slices.ContainsFunc(sorted, func(d counters.Increment) bool { return s.seam.recorded(d.Name) })
 	// What a tally counts goes the transactional way, its rows after the
 	// counters', unless the labels' slot in the counter's row takes all of
 	// it.
-	labelled := s.counted(sorted, nil)
-	slotted := !labelled || !s.counted(sorted, s.labels)
+	ts := &s.seam.tallies
+	labelled := ts.counted(sorted, nil)
+	slotted := !labelled || !ts.counted(sorted, ts.labels)
 	var values map[string]int64
 	var now time.Time
 	err := retry(ctx, op, func() (err error) {
@@ -52,7 +50,7 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 		case recorded || labelled || !s.Returning || s.History:
 			values, err = s.incrementManyInTx(ctx, sorted, now, recorded)
 		default:
-			values, err = s.incrementManyReturning(ctx, sorted, now, false, nil)
+			values, err = s.upserts.returning(ctx, sorted, now, false, nil, ts.labels.slotSize())
 		}
 		return err
 	})
@@ -67,7 +65,7 @@ func (s *CounterStore) incrementMany(ctx context.Context, op string, deltas []co
 		}
 		out[i] = v
 	}
-	s.committed(ctx, manyChanges(sorted, values, now))
+	s.seam.committed(ctx, manyChanges(sorted, values, now))
 	return out, nil
 }
 
@@ -94,8 +92,9 @@ func manyChanges(sorted []counters.Increment, values map[string]int64, now time.
 // the time (and with slot the quarter, see history_write.go) once into
 // session variables rather than into every row, and then begin. With
 // labels (one per row of sorted, see labelSlots) it also appends each
-// row's labels to its counter's label slot (see labels_write.go).
-func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels) (*strings.Builder, []any) {
+// row's labels to its counter's label slot (see labels_write.go), whose
+// size is slotSize.
+func upsertMany(begin string, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels, slotSize int) (*strings.Builder, []any) {
 	q := &strings.Builder{}
 	q.Grow(200 + 40*len(sorted))
 	args := make([]any, 0, 2+len(sorted)*5)
@@ -127,36 +126,14 @@ func (s *CounterStore) upsertMany(begin string, sorted []counters.Increment, now
 		}
 	}
 	if labels != nil {
-		args = append(args, s.labelSlot())
+		args = append(args, slotSize)
 	}
 	q.WriteString(upsertManyUpdate(slot, labels != nil))
 	q.WriteString(newerThanStored("@counters_now"))
 	return q, args
 }
 
-// incrementManyReturning is one statement, atomic on its own: RETURNING
-// hands back each row as the upsert left it, and a refused row rolls the
-// whole statement back, so no transaction is left open to clean up. The
-// server also finds each row once, where the upsert and SELECT below find
-// it twice. With slot it adds the steps to the counters' slots, and with
-// labels their labels to the label slots.
-func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels) (map[string]int64, error) {
-	var rows *sql.Rows
-	var err error
-	if paddedSize(len(sorted)) > 0 {
-		rows, err = s.upserts.query(ctx, sorted, now, slot, labels, s.labelSlot())
-	} else {
-		q, args := s.upsertMany("", sorted, now, slot, labels)
-		q.WriteString("\nRETURNING name, value")
-		rows, err = s.db.QueryContext(ctx, q.String(), args...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return scanResultSets(rows)
-}
-
-// incrementManySlot is incrementManyReturning with history in the
+// incrementManySlot is preparedUpserts.returning with history in the
 // counters' slots and, labelled, their labels in the label slots: one
 // statement either way. When it refuses a step, a bound, a slot holding
 // another quarter or a label slot that is full or holds another day
@@ -164,14 +141,24 @@ func (s *CounterStore) incrementManyReturning(ctx context.Context, sorted []coun
 // moves the label slots) and the round written the other writers' way,
 // which reports a bound's refusal exactly.
 func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.Increment, now time.Time, labelled bool) (map[string]int64, error) {
+	size := s.seam.tallies.labels.slotSize()
+	// movingSlots is incrementManyInTx, which moves the label slots of the
+	// counters it labels out.
+	movingSlots := func(labels []slotLabels) (map[string]int64, error) {
+		values, err := s.incrementManyInTx(ctx, sorted, now, false)
+		if err == nil {
+			s.slots.add(sorted, labels, false)
+		}
+		return values, err
+	}
 	var labels []slotLabels
 	if labelled {
 		labels = labelSlots(sorted, now)
-		if !s.slots.fits(sorted, labels, s.labelSlot()) {
-			return s.movingSlots(ctx, sorted, now, labels)
+		if !s.slots.fits(sorted, labels, size) {
+			return movingSlots(labels)
 		}
 	}
-	values, err := s.incrementManyReturning(ctx, sorted, now, true, labels)
+	values, err := s.upserts.returning(ctx, sorted, now, true, labels, size)
 	if err == nil {
 		s.slots.add(sorted, labels, true)
 		return values, nil
@@ -180,43 +167,33 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 	for i, d := range sorted {
 		names[i] = d.Name
 	}
-	if again, err := s.refused(ctx, err, true, now, names...); !again {
+	if again, err := s.history.refused(ctx, err, true, now, names...); !again {
 		return nil, err
 	}
-	return s.movingSlots(ctx, sorted, now, labels)
-}
-
-// movingSlots is incrementManyInTx, which moves the label slots of the
-// counters it labels out.
-func (s *CounterStore) movingSlots(ctx context.Context, sorted []counters.Increment, now time.Time, labels []slotLabels) (map[string]int64, error) {
-	values, err := s.incrementManyInTx(ctx, sorted, now, false)
-	if err == nil {
-		s.slots.add(sorted, labels, false)
-	}
-	return values, err
+	return movingSlots(labels)
 }
 
 // incrementManyInTx is IncrementMany in a transaction sent in one round
 // trip (three or four where a transaction may not be one exchange, see
 // Exchanges): the upsert, its new values (by RETURNING, or for servers
 // without it a SELECT) and, with history and labels, their writes (see
-// countsOf), then COMMIT. The history rows are locked after the
+// tallies.counts), then COMMIT. The history rows are locked after the
 // counters' rows, in the same order. When recorded, a recorder wants
 // some of the counters: the COMMIT then follows the recorders, once the
 // values are read.
 func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.Increment, now time.Time, recorded bool) (map[string]int64, error) {
-	q, args := s.upsertMany("START TRANSACTION;\n", sorted, now, false, nil)
+	q, args := upsertMany("START TRANSACTION;\n", sorted, now, false, nil, 0)
 	var rest []statement
 	if s.Returning {
 		q.WriteString("\nRETURNING name, value")
 	} else {
 		rest = append(rest, selectValues(sorted))
 	}
-	rest = append(rest, s.countsOf(manyChanges(sorted, nil, now))...)
-	first, rest := s.exchangeOf(statement{q.String(), args}, rest, !recorded)
+	rest = append(rest, s.seam.tallies.counts(manyChanges(sorted, nil, now))...)
+	first, rest := exchangeOf(s.Exchanges, statement{q.String(), args}, rest, !recorded)
 
 	var values map[string]int64
-	err := s.exchange(ctx, func(conn *sql.Conn) error {
+	err := exchange(ctx, s.db, func(conn *sql.Conn) error {
 		rows, err := conn.QueryContext(ctx, first.query, first.args...)
 		if err != nil {
 			return err
@@ -229,7 +206,7 @@ func (s *CounterStore) incrementManyInTx(ctx context.Context, sorted []counters.
 		if err := sendEach(ctx, conn, rest, values); err != nil || !recorded {
 			return err
 		}
-		return s.commitRecorded(ctx, conn, manyChanges(sorted, values, now))
+		return s.seam.commitRecorded(ctx, conn, manyChanges(sorted, values, now))
 	})
 	return values, err
 }
@@ -252,17 +229,17 @@ type statement struct {
 
 // exchangeOf completes a transaction whose first round trip is first, a
 // write that ends it: with rest and COMMIT in the same exchange where the
-// server allows (see Exchanges), else with nothing, leaving rest and
+// server allows (exchanges, the store's Exchanges), else with nothing, leaving rest and
 // COMMIT for sendEach, a round trip each. So on a Galera node no statement
 // follows a write in one exchange: an abort after the write is reported
 // by the next round trip, where in the same exchange the statements after
 // it would run on regardless. Without commit the caller ends the
 // transaction itself (see commitRecorded).
-func (s *CounterStore) exchangeOf(first statement, rest []statement, commit bool) (statement, []statement) {
+func exchangeOf(exchanges bool, first statement, rest []statement, commit bool) (statement, []statement) {
 	if commit {
 		rest = append(rest, statement{query: "COMMIT"})
 	}
-	if !s.Exchanges {
+	if !exchanges {
 		return first, rest
 	}
 	for _, st := range rest {
@@ -290,11 +267,11 @@ func sendEach(ctx context.Context, conn *sql.Conn, rest []statement, values map[
 }
 
 // exchange runs fn, which sends a transaction as one multi-statement
-// exchange, on one connection of the pool: if a statement fails, the server
-// skips the rest and the transaction is still open on that connection, so
-// exchange rolls it back when fn fails.
-func (s *CounterStore) exchange(ctx context.Context, fn func(conn *sql.Conn) error) error {
-	conn, err := s.db.Conn(ctx)
+// exchange, on one connection of db's pool: if a statement fails, the
+// server skips the rest and the transaction is still open on that
+// connection, so exchange rolls it back when fn fails.
+func exchange(ctx context.Context, db *sql.DB, fn func(conn *sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}

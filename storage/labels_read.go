@@ -15,12 +15,13 @@ import (
 
 // BreakdownStore reads what labelled increments counted (see
 // labels_write.go) beside the history they add up to, as
-// breakdowns.Store. The writes stay with CounterStore, inside each
-// increment's transaction.
+// breakdowns.Store, and settles and rolls them up. The writes are the
+// labels' tally (labelTally, labels_write.go), which the counter store
+// runs inside each increment's transaction.
 type BreakdownStore struct {
 	db *sql.DB
 	// Bound is how many distinct values of a label a counter keeps per
-	// UTC day (0: counters.DefaultLabelValues); settling decides it.
+	// UTC day (0: breakdowns.DefaultLabelValues); settling decides it.
 	Bound int
 }
 
@@ -33,8 +34,8 @@ func NewBreakdownStore(db *DB) *BreakdownStore { return &BreakdownStore{db: db.D
 // database, and the bound s keeps them at.
 func BreakdownsOf(s *CounterStore) *BreakdownStore {
 	b := &BreakdownStore{db: s.db}
-	if s.labels != nil {
-		b.Bound = s.labels.values
+	if l := s.seam.tallies.labels; l != nil {
+		b.Bound = l.values
 	}
 	return b
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 )
 
@@ -15,7 +16,7 @@ import (
 // taken in the order of their key (a counter's in the order its writes
 // committed), become counter_label's rows. Each new value of a counter,
 // label and day is kept as itself while the day holds fewer than the
-// bound of values, else counted as counters.LabelOther: settle decides,
+// bound of values, else counted as breakdowns.LabelOther: settle decides,
 // from the values the day already holds and the rows in that order. A
 // read settles the rows still pending in its snapshot the same way,
 // without writing, so it answers what a settling pass would leave, and a
@@ -56,7 +57,7 @@ func settle(rows []pendingRow, held map[labelDay]map[string]bool, bound int, onl
 			}
 			if !values[value] {
 				if len(values) >= bound {
-					value = counters.LabelOther
+					value = breakdowns.LabelOther
 				} else {
 					values[value] = true
 				}
@@ -91,7 +92,7 @@ func heldValues(ctx context.Context, q *sql.Tx, rows []pendingRow, only string) 
 	}
 	for part := range slices.Chunk(args, 3*500) {
 		rs, err := q.QueryContext(ctx, "SELECT name, label, day, value FROM counter_label WHERE (name, label, day) IN ("+
-			placeholders("(?, ?, ?)", ", ", len(part)/3)+") AND value <> '"+counters.LabelOther+"'", part...)
+			placeholders("(?, ?, ?)", ", ", len(part)/3)+") AND value <> '"+breakdowns.LabelOther+"'", part...)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +308,7 @@ func (s *BreakdownStore) settle(ctx context.Context, limit int) (int, error) {
 // bound is how many values of a label a counter keeps per day.
 func (s *BreakdownStore) bound() int {
 	if s.Bound <= 0 {
-		return counters.DefaultLabelValues
+		return breakdowns.DefaultLabelValues
 	}
 	return s.Bound
 }

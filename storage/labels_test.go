@@ -78,7 +78,7 @@ func TestLabelsCountWithTheirStepOnEveryPath(t *testing.T) {
 		s, _ := open(dsn)
 		s = labelledStore(t, s, 0)
 		ctx := context.Background()
-		web, shop := counters.Labels{"channel": "web", "region": "EU"}, counters.Labels{"channel": "shop"}
+		web, shop := breakdowns.Labels{"channel": "web", "region": "EU"}, breakdowns.Labels{"channel": "shop"}
 		tests := []struct {
 			name    string
 			counter string
@@ -143,11 +143,11 @@ func TestARefusedIncrementCountsNoLabel(t *testing.T) {
 	if _, _, err := s.Set(ctx, counters.SetRequest{Name: "stock", Value: 1, Min: counters.Bound{Value: int64p(0)}, Max: counters.Bound{Keep: true}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Batch(ctx, []counters.Increment{{Name: "stock", By: -1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}, {Name: "stock", By: -1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}})
+	_, err := s.Batch(ctx, []counters.Increment{{Name: "stock", By: -1, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})}, {Name: "stock", By: -1, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})}})
 	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 		t.Fatalf("err = %v, want out_of_range", err)
 	}
-	_, err = s.IncrementMany(ctx, []counters.Increment{{Name: "stock", By: -2, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}})
+	_, err = s.IncrementMany(ctx, []counters.Increment{{Name: "stock", By: -2, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})}})
 	if counters.ErrorCode(err) != counters.EOUTOFRANGE {
 		t.Fatalf("err = %v, want out_of_range", err)
 	}
@@ -177,7 +177,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 				var parts []counters.Part
 				by := int64(0)
 				for j := i; j < i+tt.perCall && j < 40; j++ {
-					parts = append(parts, counters.Part{At: at, By: int64(j + 1), Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("site%02d", j)})})
+					parts = append(parts, counters.Part{At: at, By: int64(j + 1), Extra: breakdowns.Of(breakdowns.Labels{"ref": fmt.Sprintf("site%02d", j)})})
 					by += int64(j + 1)
 				}
 				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: by, Parts: parts}}); err != nil {
@@ -185,7 +185,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 				}
 			}
 			// a value already stored stays itself
-			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Extra: breakdowns.Of(counters.Labels{"ref": "site00"})}}); err != nil {
+			if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1000, Extra: breakdowns.Of(breakdowns.Labels{"ref": "site00"})}}); err != nil {
 				t.Fatal(err)
 			}
 			got, total := breakdownOf(t, s, "page", "", "ref") // settles: the bound is counted below
@@ -196,7 +196,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 			if stored != 5 {
 				t.Fatalf("%d values stored, want the bound 5: %v", stored, got)
 			}
-			want := map[string]int64{"site00": 1001, "site01": 2, "site02": 3, "site03": 4, "site04": 5, counters.LabelOther: 820 - 15}
+			want := map[string]int64{"site00": 1001, "site01": 2, "site02": 3, "site03": 4, "site04": 5, breakdowns.LabelOther: 820 - 15}
 			if !maps.Equal(got, want) || total != 1820 {
 				t.Fatalf("by ref %v, total %d; want %v, total 1820", got, total, want)
 			}
@@ -235,8 +235,8 @@ func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
 			s := stores[w%2]
 			for i := range each {
 				parts := []counters.Part{
-					{At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("w%d-%d", w, i)})},
-					{At: at, By: 2, Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("w%d-%d-b", w, i)})},
+					{At: at, By: 1, Extra: breakdowns.Of(breakdowns.Labels{"ref": fmt.Sprintf("w%d-%d", w, i)})},
+					{At: at, By: 2, Extra: breakdowns.Of(breakdowns.Labels{"ref": fmt.Sprintf("w%d-%d-b", w, i)})},
 				}
 				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "page", By: 3, Parts: parts}}); err != nil {
 					errs <- err
@@ -274,7 +274,7 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 	for i := 0; i < n; i += perCall {
 		parts := make([]counters.Part, perCall)
 		for j := range parts {
-			parts[j] = counters.Part{At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"referrer": fmt.Sprintf("site%05d.example", i+j)})}
+			parts[j] = counters.Part{At: at, By: 1, Extra: breakdowns.Of(breakdowns.Labels{"referrer": fmt.Sprintf("site%05d.example", i+j)})}
 		}
 		if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: "hits/page", By: perCall, Parts: parts}}); err != nil {
 			t.Fatal(err)
@@ -285,11 +285,11 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM counter_label WHERE name = 'hits/page' AND value <> '(other)'").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if stored != counters.DefaultLabelValues {
-		t.Fatalf("%d values stored, want %d", stored, counters.DefaultLabelValues)
+	if stored != breakdowns.DefaultLabelValues {
+		t.Fatalf("%d values stored, want %d", stored, breakdowns.DefaultLabelValues)
 	}
-	if got[counters.LabelOther] != n-counters.DefaultLabelValues || total != n {
-		t.Fatalf("(other) %d, total %d; want %d, %d", got[counters.LabelOther], total, n-counters.DefaultLabelValues, n)
+	if got[breakdowns.LabelOther] != n-breakdowns.DefaultLabelValues || total != n {
+		t.Fatalf("(other) %d, total %d; want %d, %d", got[breakdowns.LabelOther], total, n-breakdowns.DefaultLabelValues, n)
 	}
 }
 
@@ -300,10 +300,10 @@ func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
 	s = labelledStore(t, s, 0)
 	ctx := context.Background()
 	for _, it := range []counters.Increment{
-		{Name: "shop/a", By: 2, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
-		{Name: "shop/b", By: 3, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
-		{Name: "shop/b", By: 4, Extra: breakdowns.Of(counters.Labels{"channel": "app"})},
-		{Name: "shopx", By: 100, Extra: breakdowns.Of(counters.Labels{"channel": "web"})},
+		{Name: "shop/a", By: 2, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})},
+		{Name: "shop/b", By: 3, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})},
+		{Name: "shop/b", By: 4, Extra: breakdowns.Of(breakdowns.Labels{"channel": "app"})},
+		{Name: "shopx", By: 100, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})},
 	} {
 		if _, err := s.IncrementMany(ctx, []counters.Increment{it}); err != nil {
 			t.Fatal(err)
@@ -339,9 +339,9 @@ func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
 			s, db := mustOpenStore(t)
 			s = labelledStore(t, s, 0)
 			ctx := context.Background()
-			old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}
+			old := counters.Part{At: at.AddDate(0, 0, -3), By: 1, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})}
 			for _, name := range []string{"gone", "kept"} {
-				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Extra: breakdowns.Of(counters.Labels{"channel": "web"})}}}}); err != nil {
+				if _, err := s.IncrementMany(ctx, []counters.Increment{{Name: name, By: 2, Parts: []counters.Part{old, {At: at, By: 1, Extra: breakdowns.Of(breakdowns.Labels{"channel": "web"})}}}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -406,7 +406,7 @@ func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
 			defer writing.Done()
 			for i := range each {
 				ref := fmt.Sprintf("site%02d", (w*7+i*3)%30)
-				if _, err := stores[w%2].IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1, Extra: breakdowns.Of(counters.Labels{"ref": ref})}}); err != nil {
+				if _, err := stores[w%2].IncrementMany(ctx, []counters.Increment{{Name: "page", By: 1, Extra: breakdowns.Of(breakdowns.Labels{"ref": ref})}}); err != nil {
 					errs <- err
 					return
 				}
@@ -464,7 +464,7 @@ func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
 	if err := db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM counter_label WHERE name = 'page' AND value <> '(other)'").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if stored != bound || total != writers*each || got[counters.LabelOther] == 0 {
+	if stored != bound || total != writers*each || got[breakdowns.LabelOther] == 0 {
 		t.Fatalf("%d values stored, total %d, %v; want %d values, total %d and some (other)", stored, total, got, bound, writers*each)
 	}
 }
@@ -499,7 +499,7 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 					kept[day][v] = true
 				}
 				if !kept[day][v] {
-					v = counters.LabelOther
+					v = breakdowns.LabelOther
 				}
 				want[day][v] += inc.By
 				var used bool
@@ -509,7 +509,7 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 				slotUsed = slotUsed || used
 			}
 			for i := range 24 {
-				ref := counters.Labels{"ref": fmt.Sprintf("site%d", (i*5)%9)}
+				ref := breakdowns.Labels{"ref": fmt.Sprintf("site%d", (i*5)%9)}
 				switch {
 				case i == 16:
 					clock.Set(at.Add(24 * time.Hour)) // the slot holds yesterday
@@ -565,7 +565,7 @@ func TestRolledUpLabelsAnswerAsDailyRows(t *testing.T) {
 		for j, name := range []string{"rl/a", "rl/b"} {
 			var parts []counters.Part
 			for k := range 4 {
-				parts = append(parts, counters.Part{At: day(d).Add(time.Hour), By: int64(i + j + k + 1), Extra: breakdowns.Of(counters.Labels{"ref": fmt.Sprintf("site%d", (i+k)%5)})})
+				parts = append(parts, counters.Part{At: day(d).Add(time.Hour), By: int64(i + j + k + 1), Extra: breakdowns.Of(breakdowns.Labels{"ref": fmt.Sprintf("site%d", (i+k)%5)})})
 			}
 			var by int64
 			for _, p := range parts {

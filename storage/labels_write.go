@@ -28,7 +28,7 @@ import (
 // nothing here.
 //
 // The bound (a counter keeps at most LabelValues distinct values per label
-// and day, the rest count as counters.LabelOther) is decided later, when
+// and day, the rest count as breakdowns.LabelOther) is decided later, when
 // the rows are settled (labels_settle.go), in the order the counter's
 // writes committed. Deciding it here made every labelled round upsert a
 // row per distinct value, each counted against its day's values, while it
@@ -43,7 +43,7 @@ const DefaultLabelSlot = 4096
 // Labels is the tally of breakdowns: with on, increments count the
 // labels their steps carry (breakdowns.Labelled), and a counter keeps at
 // most values distinct values of a label per UTC day (0:
-// counters.DefaultLabelValues), which settling decides (see
+// breakdowns.DefaultLabelValues), which settling decides (see
 // BreakdownsOf). Off, labels are not counted, but what they counted is
 // still deleted with its counter and by history's retention.
 func Labels(on bool, values int) Tally { return &labelTally{on: on, values: values} }
@@ -148,12 +148,12 @@ func (f *slotFill) add(sorted []counters.Increment, labels []slotLabels, appende
 	}
 }
 
-// labelSlot is the size of a label slot.
-func (s *CounterStore) labelSlot() int {
-	if s.labels == nil || s.labels.slot <= 0 {
+// slotSize is the size of a label slot (t may be nil: no labels tally).
+func (t *labelTally) slotSize() int {
+	if t == nil || t.slot <= 0 {
 		return DefaultLabelSlot
 	}
-	return s.labels.slot
+	return t.slot
 }
 
 // The label slot's part of a slot upsert (upsertManyHead,

@@ -100,8 +100,10 @@ func execRetried(ctx context.Context, db *sql.DB, op, query string, args ...any)
 	return res, err
 }
 
-// retryTx is retry of a transaction: fn runs in inTx, so that each attempt
-// starts afresh.
-func (s *CounterStore) retryTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	return retry(ctx, op, func() error { return s.inTx(ctx, fn) })
+// retryTx is retry of a transaction of db: fn runs in a READ COMMITTED
+// transaction (inTx), so that each attempt starts afresh. No gap locks,
+// so two creators of one missing counter meet at the primary key instead
+// of deadlocking.
+func retryTx(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+	return retry(ctx, op, func() error { return inTx(ctx, db, sql.LevelReadCommitted, fn) })
 }

@@ -47,30 +47,40 @@ type Tally interface {
 // from then on, in the order registered (the order of their locks).
 // internal/wire registers those of the capabilities it builds, before the
 // store takes its first write.
-func (s *CounterStore) Count(tallies ...Tally) {
-	for _, t := range tallies {
+func (s *CounterStore) Count(tallies ...Tally) { s.seam.tallies.add(tallies...) }
+
+// tallies are the tallies a counter store runs, in the order registered,
+// history's first.
+type tallies struct {
+	list   []Tally
+	labels *labelTally // the one with a slot in the counter's row; nil: none
+}
+
+// add registers ts after those before.
+func (ts *tallies) add(more ...Tally) {
+	for _, t := range more {
 		if l, ok := t.(*labelTally); ok {
-			s.labels = l
+			ts.labels = l
 		}
-		s.tallies = append(s.tallies, t)
+		ts.list = append(ts.list, t)
 	}
 }
 
-// countsOf are the statements that count changes' steps beside their
+// counts are the statements that count changes' steps beside their
 // values, in the order every writer takes their locks: each tally's in
 // the order registered, history's first.
-func (s *CounterStore) countsOf(changes []counters.Change) []statement {
+func (ts *tallies) counts(changes []counters.Change) []statement {
 	var out []statement
-	for _, t := range s.tallies {
+	for _, t := range ts.list {
 		out = append(out, t.counts(changes)...)
 	}
 	return out
 }
 
-// addCounts runs countsOf inside the transaction ex, which has locked the
+// exec runs counts inside the transaction ex, which has locked the
 // changes' counters.
-func (s *CounterStore) addCounts(ctx context.Context, ex Execer, changes []counters.Change) error {
-	for _, st := range s.countsOf(changes) {
+func (ts *tallies) exec(ctx context.Context, ex Execer, changes []counters.Change) error {
+	for _, st := range ts.counts(changes) {
 		if _, err := ex.ExecContext(ctx, st.query, st.args...); err != nil {
 			return err
 		}
@@ -78,11 +88,24 @@ func (s *CounterStore) addCounts(ctx context.Context, ex Execer, changes []count
 	return nil
 }
 
+// deletes removes, inside the transaction ex that deleted the counter
+// name's row, what each tally kept of it, in the order registered.
+func (ts *tallies) deletes(ctx context.Context, ex Execer, name string) error {
+	for _, t := range ts.list {
+		for _, q := range t.deletes() {
+			if _, err := ex.ExecContext(ctx, q, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // counted reports whether a registered tally other than except counts an
 // Extra of incs: for a write without one, a nil comparison per step.
-func (s *CounterStore) counted(incs []counters.Increment, except Tally) bool {
+func (ts *tallies) counted(incs []counters.Increment, except Tally) bool {
 	takes := func(x counters.Extra) bool {
-		return x != nil && slices.ContainsFunc(s.tallies, func(t Tally) bool { return t != except && t.takes(x) })
+		return x != nil && slices.ContainsFunc(ts.list, func(t Tally) bool { return t != except && t.takes(x) })
 	}
 	return slices.ContainsFunc(incs, func(inc counters.Increment) bool {
 		if inc.Parts == nil {

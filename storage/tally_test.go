@@ -108,7 +108,7 @@ func TestARegisteredTallyCountsItsStepsOnEveryPathAndGoesWithItsCounter(t *testi
 	s := currencyStore(t)
 	ctx := context.Background()
 	at := s.now()
-	web := breakdowns.Of(counters.Labels{"channel": "web"})
+	web := breakdowns.Of(breakdowns.Labels{"channel": "web"})
 	writes := []func() error{
 		func() error {
 			_, err := s.IncrementMany(ctx, []counters.Increment{{Name: "sale", By: 2, Extra: currency("EUR")}})
@@ -172,7 +172,7 @@ func TestARegisteredTallyCountsItsStepsOnEveryPathAndGoesWithItsCounter(t *testi
 // path's rules.
 func TestAnExtraNoTallyTakesIsWrittenAsNone(t *testing.T) {
 	s := currencyStore(t)
-	s.tallies = slices.DeleteFunc(s.tallies, func(t Tally) bool { _, ok := t.(currencyTally); return ok })
+	s.seam.tallies.list = slices.DeleteFunc(s.seam.tallies.list, func(t Tally) bool { _, ok := t.(currencyTally); return ok })
 	ctx := context.Background()
 	v, err := s.IncrementMany(ctx, []counters.Increment{{Name: "sale", By: 2, Extra: currency("EUR")}})
 	if err != nil || v[0] != 2 {

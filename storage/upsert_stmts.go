@@ -184,3 +184,27 @@ func (p *preparedUpserts) Close() error {
 	clear(p.bySize)
 	return errors.Join(errs...)
 }
+
+// returning is the upsert of sorted as one statement, atomic on its own:
+// RETURNING hands back each row as the upsert left it, and a refused row
+// rolls the whole statement back, so no transaction is left open to clean
+// up. The server also finds each row once, where an upsert and a SELECT
+// find it twice. With slot it adds the steps to the counters' history
+// slots, and with labels their labels to the label slots of size
+// slotSize. A round of more rows than the largest prepared size is sent
+// as text.
+func (p *preparedUpserts) returning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels, slotSize int) (map[string]int64, error) {
+	var rows *sql.Rows
+	var err error
+	if paddedSize(len(sorted)) > 0 {
+		rows, err = p.query(ctx, sorted, now, slot, labels, slotSize)
+	} else {
+		q, args := upsertMany("", sorted, now, slot, labels, slotSize)
+		q.WriteString("\nRETURNING name, value")
+		rows, err = p.db.QueryContext(ctx, q.String(), args...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return scanResultSets(rows)
+}

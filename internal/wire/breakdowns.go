@@ -7,7 +7,6 @@ import (
 
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/breakdowns"
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/storage"
 )
 
@@ -24,15 +23,15 @@ type Breakdowns struct {
 
 // Validate checks the breakdowns' settings.
 func (b Breakdowns) Validate() error {
-	if b.Values < counters.DefaultLabelValues {
-		return fmt.Errorf("COUNTERS_BREAKDOWN_VALUES: must be at least %d, got %d", counters.DefaultLabelValues, b.Values)
+	if b.Values < breakdowns.DefaultLabelValues {
+		return fmt.Errorf("COUNTERS_BREAKDOWN_VALUES: must be at least %d, got %d", breakdowns.DefaultLabelValues, b.Values)
 	}
 	return nil
 }
 
 // defaultBreakdowns is the breakdowns' block of Defaults.
 func defaultBreakdowns(c *Config) {
-	c.Breakdowns = Breakdowns{On: true, Values: counters.DefaultLabelValues}
+	c.Breakdowns = Breakdowns{On: true, Values: breakdowns.DefaultLabelValues}
 }
 
 // breakdownsOn says whether labels are counted: a breakdown's "(none)" is the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/countersvc/countersvc/app"
 	"github.com/countersvc/countersvc/history"
-	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -28,7 +27,8 @@ import (
 // breakdowns count labels) declares its tally, which the core registers
 // with the counter store before its first write, and the field of an
 // increment's body that carries its kind of counters.Extra (at most one
-// capability has one: a step carries one Extra).
+// capability has one: a step carries one Extra). History also switches
+// the store's own write of its slot (switches).
 //
 // What a build leaves on the builder for later ones it names in provides,
 // and what it takes from earlier ones in needs: Build refuses an order in
@@ -39,24 +39,25 @@ type capability struct {
 	defaults func(c *Config)                          // its block's defaults; nil: it has none
 	build    func(b *builder) (app.Capability, error) // nil routes: none of its own
 	tally    func(c *Config) storage.Tally            // what its steps also count; nil: none
+	switches func(c *Config, s *storage.CounterStore) // its switch of the store's own writes (history's slot); nil: none
 	field    func(c *Config) app.ExtraField           // the body's field of its Extra; nil: none
 	needs    []string                                 // what it takes from the builder
 	provides []string                                 // what it leaves there
 }
 
-// What capabilities leave on the builder for each other.
+// What capabilities leave on the builder for each other, and the app.
 const (
 	clientKeys   = "client keys"   // builder.clientKeys
 	visitorCount = "visitor count" // Service.Visitors
-	historySvc   = "history"       // builder.history
-	pageHits     = "page hits"     // builder.hits
+	historySvc   = "history"       // builder.history: page hits' badges show its count of today
+	pageHits     = "page hits"     // app.PageHits: which names the public routes of all serve
 )
 
 var capabilities = []capability{
-	{name: "unique visitors", build: buildVisitors, provides: []string{clientKeys, visitorCount}}, // its settings are in the page hits' block
-	{name: "history", defaults: defaultHistory, build: buildHistory, needs: []string{visitorCount}, provides: []string{historySvc}},
+	{name: "unique visitors", defaults: defaultVisitors, build: buildVisitors, provides: []string{clientKeys, visitorCount}},
+	{name: "history", defaults: defaultHistory, build: buildHistory, switches: (*Config).historySwitch, needs: []string{visitorCount}, provides: []string{historySvc}},
 	{name: "breakdowns", defaults: defaultBreakdowns, build: buildBreakdowns, tally: (*Config).labelsTally, field: (*Config).labelsField},
-	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount}, provides: []string{pageHits}},
+	{name: "page hits", defaults: defaultHits, build: buildHits, needs: []string{clientKeys, visitorCount, historySvc}, provides: []string{pageHits}},
 	{name: "tickets", build: buildTickets},
 	{name: "live updates", defaults: defaultLive, build: buildLive},
 	{name: "webhooks", defaults: defaultWebhooks, build: buildWebhooks},
@@ -72,7 +73,6 @@ type builder struct {
 
 	clientKeys *visitors.Keys
 	history    *history.Service
-	hits       *hits.Service
 }
 
 // job adds a background job, started with the others at the end of Build
@@ -83,12 +83,16 @@ func (b *builder) job(name string, run func(ctx context.Context)) { b.s.jobs.add
 // capability.
 func (b *builder) now() time.Time { return b.s.Store.Now() }
 
-// writePath registers the capabilities' tallies with store, in the order
-// of the list (the order of their locks), and returns the body field of
-// the one whose steps carry an Extra.
+// writePath sets the capabilities' switches of store's own writes and
+// registers their tallies with it, in the order of the list (the order of
+// their locks), and returns the body field of the one whose steps carry
+// an Extra.
 func writePath(cfg *Config, store *storage.CounterStore) (app.ExtraField, error) {
 	var field app.ExtraField
 	for _, c := range capabilities {
+		if c.switches != nil {
+			c.switches(cfg, store)
+		}
 		if c.tally != nil {
 			store.Count(c.tally(cfg))
 		}
@@ -105,7 +109,8 @@ func writePath(cfg *Config, store *storage.CounterStore) (app.ExtraField, error)
 
 // checkOrder returns an error naming the first capability of list that
 // needs what no capability before it provides; the app, built after all
-// of them, needs the history and the page hits.
+// of them, needs the page hits (whose rule of public names every public
+// route asks).
 func checkOrder(list []capability) error {
 	provided := map[string]bool{}
 	for _, c := range list {
@@ -118,7 +123,7 @@ func checkOrder(list []capability) error {
 			provided[p] = true
 		}
 	}
-	for _, n := range []string{historySvc, pageHits} {
+	for _, n := range []string{pageHits} {
 		if !provided[n] {
 			return fmt.Errorf("the HTTP application needs the %s, which no capability provides", n)
 		}

@@ -27,7 +27,8 @@ type Config struct {
 	History    History    // package history: its retention
 	Breakdowns Breakdowns // package breakdowns, and the store's labels
 	Live       Live       // package live, and app's streams
-	Hits       Hits       // packages hits and visitors, and the cache's hit limits
+	Visitors   Visitors   // package visitors
+	Hits       Hits       // package hits, and the cache's hit limits
 	Webhooks   Webhooks   // package webhooks
 	Log        Log        // main.go's logger
 }

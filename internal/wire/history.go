@@ -15,8 +15,8 @@ import (
 )
 
 // History is the history's block: whether increments record it at all
-// (the store writes it inside each increment: the core reads On when it
-// builds the store), and how long it is kept.
+// (the store writes it inside each increment: historySwitch sets it on
+// the store before its first write), and how long it is kept.
 type History struct {
 	On bool `env:"COUNTERS_HISTORY"` // storage.CounterStore.History
 
@@ -26,6 +26,11 @@ type History struct {
 
 // defaultHistory is the history's block of Defaults: on, kept whole.
 func defaultHistory(c *Config) { c.History = History{On: true} }
+
+// historySwitch is history's switch of the store's own writes: off, an
+// increment is the one statement of its value, with no slot and no
+// history tally (COUNTERS_HISTORY=false, for comparisons).
+func (c *Config) historySwitch(s *storage.CounterStore) { s.History = c.History.On }
 
 // Validate checks the history's settings.
 func (h History) Validate() error {
@@ -75,9 +80,9 @@ const retentionEvery = time.Hour
 const rollupEvery = time.Hour
 
 // buildHistory: counts per hour, day and month, read from the store's
-// history (app/history.go serves them with the counters' routes), the
-// roll-up job that keeps past days small (always: it changes no answer),
-// and the retention job when the operator set one.
+// history (app/history.go serves them), the roll-up job that keeps past
+// days small (always: it changes no answer), and the retention job when
+// the operator set one.
 func buildHistory(b *builder) (app.Capability, error) {
 	store := storage.HistoryOf(b.s.Store) // its retention removes what the tallies kept too
 	b.history = history.NewService(store, b.now)
@@ -93,5 +98,5 @@ func buildHistory(b *builder) (app.Capability, error) {
 		r := &history.Retention{Store: store, Age: age, Now: b.now, Log: b.log}
 		b.job("history retention", func(ctx context.Context) { r.Run(ctx, retentionEvery) })
 	}
-	return nil, nil
+	return app.History(b.history), nil
 }

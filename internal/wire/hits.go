@@ -11,18 +11,16 @@ import (
 	"github.com/countersvc/countersvc/cache"
 	"github.com/countersvc/countersvc/geoip"
 	"github.com/countersvc/countersvc/hits"
-	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/visitors"
 )
 
-// Hits is the page hits': their rules (package hits), their abuse limits
-// (the cache's, kept in Redis) and their unique visitors (package visitors).
+// Hits is the page hits': their rules (package hits) and their abuse
+// limits (the cache's, kept in Redis). Their unique visitors have a block
+// of their own (Visitors).
 type Hits struct {
 	PublicPrefixes []string `env:"COUNTERS_PUBLIC_PREFIXES" envSeparator:","`
 	ImageProxies   []string `env:"COUNTERS_IMAGE_PROXIES" envSeparator:","` // see ImageProxyAgents
 	Limits         HitLimits
-	Visitors       bool          `env:"COUNTERS_VISITORS"`
-	VisitorsFlush  time.Duration `env:"COUNTERS_VISITORS_FLUSH"`
 	// GeoIPDB names the MMDB file that page hits' country label comes
 	// from (see geoip/); empty: every country is "(unknown)".
 	GeoIPDB string `env:"COUNTERS_GEOIP_DB"`
@@ -54,13 +52,7 @@ func (h Hits) Validate() error {
 			return errors.New("COUNTERS_IMAGE_PROXIES: a User-Agent prefix is empty; say none to treat no proxy specially")
 		}
 	}
-	if err := h.Limits.Validate(); err != nil {
-		return err
-	}
-	if h.VisitorsFlush <= 0 {
-		return errors.New("COUNTERS_VISITORS_FLUSH: must be a positive duration such as 5s")
-	}
-	return nil
+	return h.Limits.Validate()
 }
 
 // Validate checks the limits' settings.
@@ -100,26 +92,12 @@ func defaultHits(c *Config) {
 			DedupWindow: 30 * time.Second,
 			ProxyRate:   600,
 		},
-		Visitors:      true,
-		VisitorsFlush: visitors.DefaultFlush,
 	}
-}
-
-// buildVisitors: salts and sketches in MySQL, counted in process (see
-// visitors/); the salted identifiers also key the page-hit limits.
-func buildVisitors(b *builder) (app.Capability, error) {
-	store := storage.NewVisitorStore(b.s.DB)
-	b.clientKeys = visitors.NewKeys(store, b.now)
-	if !b.cfg.Hits.Visitors {
-		return nil, nil
-	}
-	b.s.Visitors = visitors.New(store, visitors.Options{Keys: b.clientKeys, Now: b.now, Flush: b.cfg.Hits.VisitorsFlush, Log: b.log})
-	b.job("visitors' flush", b.s.Visitors.Run) // its last flush runs before MySQL closes
-	return nil, nil
 }
 
 // buildHits: the page-hit rules, with their limits in Redis when there is
-// one (see cache.NewHitLimits); app/public.go serves them.
+// one (see cache.NewHitLimits), and their routes (app/public.go), whose
+// badges show history's count of today.
 func buildHits(b *builder) (app.Capability, error) {
 	var limits hits.Limits
 	if b.s.Cache != nil {
@@ -130,11 +108,11 @@ func buildHits(b *builder) (app.Capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.hits = hits.New(b.s.Counters, limits, hits.Options{
+	svc := hits.New(b.s.Counters, limits, hits.Options{
 		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
 		Keys: b.clientKeys, Visitors: b.s.Visitors, Bots: bots, Labels: labels,
 	})
-	return nil, nil
+	return app.PageHits(svc, b.s.Counters, b.history), nil
 }
 
 // hitLabeller labels page hits when their labels are counted

@@ -30,7 +30,7 @@ func TestCapabilitiesAreBuiltAfterWhatTheyNeed(t *testing.T) {
 		{"history before the visitors", []capability{history, visitors, hits}, `"history" needs the visitor count`},
 		{"page hits before their keys", []capability{byName("tickets"), hits, visitors, history}, `"page hits" needs the client keys`},
 		{"no page hits", []capability{visitors, history}, "needs the page hits"},
-		{"no history", []capability{visitors, hits}, "needs the history"},
+		{"no history", []capability{visitors, hits}, `"page hits" needs the history`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

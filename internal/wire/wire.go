@@ -104,7 +104,6 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 	o := app.Options{
 		Counters:     s.Counters,
 		Extra:        s.extra,
-		History:      b.history,
 		Capabilities: routes,
 		Log:          log,
 		Registry:     s.Registry,
@@ -119,7 +118,6 @@ func Build(ctx context.Context, cfg Config, log *slog.Logger) (_ *Service, err e
 		IdleTimeout:  cfg.HTTP.IdleTimeout,
 		Drain:        s.Drain,
 
-		Hits:           b.hits,
 		TrustedProxies: proxies,
 	}
 	if s.Cache != nil {
@@ -144,7 +142,6 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 		return fmt.Errorf("preparing statements: %w", err)
 	}
 	s.onClose(s.Store.Close)
-	s.Store.History = cfg.History.On
 	s.jobs.add("idempotency keys' purge", func(ctx context.Context) { s.Store.PurgeKeysEvery(ctx, purgeEvery, log) })
 	if s.extra, err = writePath(&cfg, s.Store); err != nil {
 		return err

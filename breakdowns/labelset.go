@@ -1,17 +1,19 @@
-package counters
+package breakdowns
 
 import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/countersvc/countersvc/counters"
 )
 
 // Labels say what an increment was made of: {"channel": "web", "region":
 // "EU"}. Each label's value is counted with the step, in the same
 // transaction and the same UTC day as its history, so that a breakdown of
-// a counter's (or a prefix's) count by one label adds up to its history
-// (package breakdowns reads them). The write path carries them as one
-// Extra (breakdowns.Of), without knowing them. Page hits carry labels the service sets
+// a counter's (or a prefix's) count by one label adds up to its history.
+// The write path carries them as one counters.Extra (Of), without
+// knowing them. Page hits carry labels the service sets
 // (referrer, country, browser, os, device, source, medium, campaign);
 // other increments carry those their clients send.
 type Labels map[string]string
@@ -43,7 +45,7 @@ const DefaultLabelValues = 100
 // bad label in key order.
 func (l Labels) Validate() error {
 	if len(l) > MaxLabels {
-		return Errorf(EINVALID, "An increment carries at most %d labels, not %d.", MaxLabels, len(l))
+		return counters.Errorf(counters.EINVALID, "An increment carries at most %d labels, not %d.", MaxLabels, len(l))
 	}
 	for _, k := range l.Keys() {
 		if err := ValidateLabelKey(k); err != nil {
@@ -52,13 +54,13 @@ func (l Labels) Validate() error {
 		v := l[k]
 		switch {
 		case v == "" || len(v) > MaxLabelValueLen:
-			return Errorf(EINVALID, "The value of label %q must be 1 to %d bytes long, not %d.", k, MaxLabelValueLen, len(v))
+			return counters.Errorf(counters.EINVALID, "The value of label %q must be 1 to %d bytes long, not %d.", k, MaxLabelValueLen, len(v))
 		case !utf8.ValidString(v):
-			return Errorf(EINVALID, "The value of label %q must be valid UTF-8.", k)
+			return counters.Errorf(counters.EINVALID, "The value of label %q must be valid UTF-8.", k)
 		}
 		for _, r := range v {
 			if !unicode.IsPrint(r) {
-				return Errorf(EINVALID, "The value of label %q must be printable: no control or invisible characters.", k)
+				return counters.Errorf(counters.EINVALID, "The value of label %q must be printable: no control or invisible characters.", k)
 			}
 		}
 	}
@@ -69,11 +71,11 @@ func (l Labels) Validate() error {
 // characters of a-z, 0-9 and _.
 func ValidateLabelKey(key string) error {
 	if key == "" || len(key) > MaxLabelKeyLen {
-		return Errorf(EINVALID, "A label's key must be 1 to %d characters of a-z, 0-9 and _.", MaxLabelKeyLen)
+		return counters.Errorf(counters.EINVALID, "A label's key must be 1 to %d characters of a-z, 0-9 and _.", MaxLabelKeyLen)
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return Errorf(EINVALID, "A label's key must be 1 to %d characters of a-z, 0-9 and _; %.40q is not.", MaxLabelKeyLen, key)
+			return counters.Errorf(counters.EINVALID, "A label's key must be 1 to %d characters of a-z, 0-9 and _; %.40q is not.", MaxLabelKeyLen, key)
 		}
 	}
 	return nil
