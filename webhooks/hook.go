@@ -1,10 +1,13 @@
 // Package webhooks owns threshold webhooks: which thresholds a change of a
 // counter crosses (a pure rule, crossings.go), the events such crossings
 // send and how they are delivered (signing, the retry schedule, the check
-// of the address being dialled: relay.go). It knows no SQL and serves no
-// HTTP: storage/ keeps the hooks and their outbox and finds the crossings
-// inside each change's transaction, app/ serves the API, keys/ says who may
-// touch which hook.
+// of the address being dialled: relay.go), and rate and silence alerts:
+// when a counter's sum over a window starts or stops being above or below
+// a number (alert.go), found by an evaluator that reads history
+// (alerts.go). It knows no SQL and serves no HTTP: storage/ keeps the
+// hooks, the alerts' state and the outbox, and finds the crossings inside
+// each change's transaction, app/ serves the API, keys/ says who may touch
+// which hook.
 package webhooks
 
 import (
