@@ -513,3 +513,23 @@ func TestAlertsAreCreatedAndRefusedAsTheContractSays(t *testing.T) {
 	}
 	createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shopB/x", "window": "1d", "below": 1}`, asB)
 }
+
+// Every process checks its alerts on its own, twice a minute: a silence
+// alert on a counter that never saw a step is called, signed with its
+// secret, within a minute of its window passing.
+func TestASilenceAlertIsCalledWithinAMinuteOfItsWindowPassing(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, allowPrivate)
+	created := time.Now().UTC().Add(-6 * time.Minute)
+	clock := testenv.NewClock(created)
+	e.Store.Now = clock.Now // the alerts' clock, history's and the relay's
+	rcv := newReceiver(t, nil)
+	hook := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "quiet/page", "window": "5m", "below": 1}`)
+	clock.Set(created.Add(6 * time.Minute))
+	calls := rcv.waitCalls(t, 1, time.Minute)
+	ev := verify(t, hook.Secret, calls[0])
+	data, _ := ev["data"].(map[string]any)
+	if ev["type"] != "alert.started" || data["name"] != "quiet/page" || data["window"] != "5m" || data["below"] != 1.0 || data["sum"] != 0.0 {
+		t.Fatalf("event %v", ev)
+	}
+}
