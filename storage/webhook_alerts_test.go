@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -75,34 +76,20 @@ func (a *alerting) pass(t *testing.T) {
 	}
 }
 
-// alertEvents are the hook's events, oldest first, as "type sum".
+// alertEvents are the hook's events, oldest first.
 func (a *alerting) alertEvents(t *testing.T, hookID int64) []webhooks.AlertEvent {
 	t.Helper()
-	ds, err := a.hooks.Deliveries(context.Background(), hookID, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []webhooks.AlertEvent
-	for _, d := range slices.Backward(ds) {
-		var e webhooks.AlertEvent
-		if err := json.Unmarshal(d.Event, &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return recorded[webhooks.AlertEvent](t, a.hooks, hookID)
 }
 
 // kinds is the events' types and sums, for comparing.
 func kinds(es []webhooks.AlertEvent) []string {
 	var out []string
 	for _, e := range es {
-		out = append(out, e.Type+" "+itoa(e.Data.Sum))
+		out = append(out, e.Type+" "+strconv.FormatInt(e.Data.Sum, 10))
 	}
 	return out
 }
-
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // A quarter hour's start, 10:00 UTC, and a moment 7 minutes into it.
 var alertDay = time.Date(2026, 3, 2, 10, 7, 0, 0, time.UTC)
