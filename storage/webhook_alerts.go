@@ -39,16 +39,19 @@ func (s *HookStore) AlertHooks(ctx context.Context) ([]webhooks.Hook, error) {
 // (the sequence moved) and records nothing; a process that read the state
 // before another's transition was committed finds the same. A commit
 // whose answer was lost is found committed by the next pass, which then
-// reads the new sequence. The DSN's clientFoundRows makes the rows
-// affected the rows matched.
-func (s *HookStore) MoveAlert(ctx context.Context, h *webhooks.Hook, holds bool, body []byte) (bool, error) {
+// reads the new sequence. A move found at a moment no later than the last
+// one recorded (by a process whose clock is behind) is refused too. The
+// DSN's clientFoundRows makes the rows affected the rows matched.
+func (s *HookStore) MoveAlert(ctx context.Context, h *webhooks.Hook, holds bool, at time.Time, body []byte) (bool, error) {
 	const op = "storage.MoveAlert"
 	moved := false
 	err := retry(ctx, op, func() error {
 		moved = false
 		return inTx(ctx, s.db, sql.LevelReadCommitted, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `UPDATE webhook SET alert_holds = ?, alert_seq = alert_seq + 1
-				WHERE id = ? AND alert_seq = ? AND alert_window IS NOT NULL AND disabled_at IS NULL`, holds, h.ID, h.Alert.Seq)
+			at := at.UTC().Truncate(time.Microsecond)
+			res, err := tx.ExecContext(ctx, `UPDATE webhook SET alert_holds = ?, alert_seq = alert_seq + 1, alert_at = ?
+				WHERE id = ? AND alert_seq = ? AND (alert_at IS NULL OR alert_at < ?) AND alert_window IS NOT NULL AND disabled_at IS NULL`,
+				holds, at, h.ID, h.Alert.Seq, at)
 			if err != nil {
 				return err
 			}
@@ -56,9 +59,9 @@ func (s *HookStore) MoveAlert(ctx context.Context, h *webhooks.Hook, holds bool,
 				return err
 			}
 			// Due at the database's clock, which the relays' claims read;
-			// created at the evaluation's, as its body says.
+			// created at the check's, as its body says.
 			_, err = tx.ExecContext(ctx, `INSERT INTO webhook_event (hook_id, msg_id, body, status, attempts, next_attempt_at, created_at)
-				VALUES (?, ?, ?, ?, 0, UTC_TIMESTAMP(6), ?)`, h.ID, newMsgID(), body, eventPending, s.Now().UTC())
+				VALUES (?, ?, ?, ?, 0, UTC_TIMESTAMP(6), ?)`, h.ID, newMsgID(), body, eventPending, at)
 			moved = err == nil
 			return err
 		})

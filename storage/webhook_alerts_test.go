@@ -15,6 +15,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/history"
 	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
@@ -178,6 +179,43 @@ func TestARateAlertSumsItsWindowFromHistory(t *testing.T) {
 	}
 }
 
+// A week's window sums the days the roll-up packed into their months as
+// it sums today's quarter hours: the first and the last day in quarter
+// hours, those between as their totals.
+func TestAWeeksWindowSumsRolledUpDays(t *testing.T) {
+	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	clock := testenv.NewClock(created)
+	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	hook := a.alert(t, webhooks.CreateRequest{Prefix: "week/", Window: "7d", Above: ptr(10)})
+	// 8 in all, before today; each step moves the one before from the
+	// counter's slot into its day's row, which the roll-up then packs (the
+	// last stays in the slot).
+	for _, at := range []time.Duration{time.Hour, 26 * time.Hour, 50*time.Hour + 45*time.Minute, 4 * 24 * time.Hour} {
+		clock.Set(created.Add(at))
+		a.inc(t, "week/a", 2)
+	}
+	clock.Set(created.Add(6*24*time.Hour + 3*time.Hour)) // March 7, noon
+	rollup := &history.Rollup{Store: storage.HistoryOf(a.store), Now: clock.Now}
+	if n, err := rollup.Pass(context.Background()); err != nil || n == 0 {
+		t.Fatalf("roll-up: %d days, %v; want some", n, err)
+	}
+	a.pass(t)
+	if got := kinds(a.alertEvents(t, hook.ID)); len(got) != 0 {
+		t.Fatalf("events %v at a sum of 8, want none", got)
+	}
+	a.inc(t, "week/today", 2)
+	a.pass(t)
+	if got, want := kinds(a.alertEvents(t, hook.ID)), []string{"alert.started 10"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	// March 8, 10:15: the window (from March 1, 10:15) has left the first step.
+	clock.Set(time.Date(2026, 3, 8, 10, 15, 0, 0, time.UTC))
+	a.pass(t)
+	if got, want := kinds(a.alertEvents(t, hook.ID)), []string{"alert.started 10", "alert.ended 8"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
 // Two processes evaluating at once, round after round, record each
 // transition once; so does a process that read the state before the
 // other's transition committed, and a process started anew.
@@ -214,8 +252,15 @@ func TestEachTransitionIsOneEventAcrossProcessesAndRestarts(t *testing.T) {
 	if got := kinds(a.alertEvents(t, hook.ID)); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if moved, err := b.hooks.MoveAlert(ctx, &stale[0], true, []byte(`{}`)); err != nil || moved {
+	if moved, err := b.hooks.MoveAlert(ctx, &stale[0], true, clock.Now(), []byte(`{}`)); err != nil || moved {
 		t.Fatalf("a move from a state read before six transitions: moved %v, %v; want nothing", moved, err)
+	}
+	current, err := b.hooks.AlertHooks(ctx)
+	if err != nil || len(current) != 1 {
+		t.Fatalf("AlertHooks = %v, %v", current, err)
+	}
+	if moved, err := b.hooks.MoveAlert(ctx, &current[0], !current[0].Alert.Holds, clock.Now().Add(-time.Second), []byte(`{}`)); err != nil || moved {
+		t.Fatalf("a move found by a clock behind the last one's: moved %v, %v; want nothing", moved, err)
 	}
 
 	// A restart: a new process on the same database, the condition holding.

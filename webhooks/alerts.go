@@ -22,11 +22,12 @@ type AlertStore interface {
 	// AlertHooks returns the enabled hooks that have an Alert, with its
 	// state as committed.
 	AlertHooks(ctx context.Context) ([]Hook, error)
-	// MoveAlert records the alert's new state holds and its event body,
-	// in one transaction, if the hook's state is still the one h carries
-	// (its Alert.Seq) and the hook is enabled; it reports whether it did.
+	// MoveAlert records the alert's new state holds, found by the check
+	// at at, and its event body, in one transaction, if the hook's state
+	// is still the one h carries (its Alert.Seq), no transition was found
+	// at at or later, and the hook is enabled; it reports whether it did.
 	// A failed move changed nothing, whatever its error.
-	MoveAlert(ctx context.Context, h *Hook, holds bool, body []byte) (bool, error)
+	MoveAlert(ctx context.Context, h *Hook, holds bool, at time.Time, body []byte) (bool, error)
 }
 
 // AlertEvery is how often each process evaluates every alert: twice a
@@ -107,7 +108,7 @@ func (e *Evaluator) evaluate(ctx context.Context, h *Hook) (bool, error) {
 		return false, nil
 	}
 	return withDeadline(ctx, func(ctx context.Context) (bool, error) {
-		return e.Store.MoveAlert(ctx, h, typ == AlertStarted, AlertBody(h, typ, sum, from, now))
+		return e.Store.MoveAlert(ctx, h, typ == AlertStarted, now, AlertBody(h, typ, sum, from, now))
 	})
 }
 
@@ -136,7 +137,17 @@ func QuarterSum(ctx context.Context, counts Counts, target string, prefix bool, 
 	if prefix {
 		name, under = "", target
 	}
-	days, err := counts.HistoryDays(ctx, name, under, firstDay, lastDay.AddDate(0, 0, 1))
+	var days []history.UTCDay
+	var err error
+	if spans, ok := counts.(history.Spanner); ok {
+		// Only the first and the last day are cut: the others may come as
+		// their totals, which spares unpacking the rolled-up days of a
+		// week's window.
+		cut := func(day time.Time) bool { return day.Equal(firstDay) || day.Equal(lastDay) }
+		days, err = spans.HistorySpans(ctx, name, under, firstDay, lastDay.AddDate(0, 0, 1), cut)
+	} else {
+		days, err = counts.HistoryDays(ctx, name, under, firstDay, lastDay.AddDate(0, 0, 1))
+	}
 	if counters.ErrorCode(err) == counters.ENOTFOUND {
 		return 0, nil
 	}

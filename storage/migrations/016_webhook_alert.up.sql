@@ -11,7 +11,10 @@
 -- alert_seq counts the transitions recorded, and the move is an UPDATE
 -- ... WHERE alert_seq = <the one read>. Of several processes evaluating
 -- at once, or one evaluating again after a restart or a failed commit,
--- exactly one records each transition.
+-- exactly one records each transition. alert_at is when the check that
+-- recorded the last one ran: a move found by an earlier check (a process
+-- whose clock is behind) is refused, so that clocks a little apart do not
+-- undo each other's transitions.
 --
 -- Numbered 016: 015 is left to the annotations of the same issue (#44).
 -- Safe to run again (see 010): the ALTER runs only when the columns are
@@ -27,7 +30,8 @@ SET @webhook_alert := IF(
      ADD COLUMN alert_since    DATETIME(6) NULL,
      ADD COLUMN alert_baseline BIGINT      NOT NULL DEFAULT 0,
      ADD COLUMN alert_holds    BOOLEAN     NOT NULL DEFAULT FALSE,
-     ADD COLUMN alert_seq      BIGINT      NOT NULL DEFAULT 0');
+     ADD COLUMN alert_seq      BIGINT      NOT NULL DEFAULT 0,
+     ADD COLUMN alert_at       DATETIME(6) NULL');
 PREPARE webhook_alert FROM @webhook_alert;
 EXECUTE webhook_alert;
 DEALLOCATE PREPARE webhook_alert;
