@@ -9,7 +9,7 @@ import (
 )
 
 // The alerts' state lives in the webhook table beside each alert's
-// settings (migration 016), and each of its transitions is written in one
+// settings (migration 015), and each of its transitions is written in one
 // transaction with the event it sends, into the outbox the relay reads:
 // the relay signs, retries, checks the address and records the deliveries
 // of an alert's calls as it does a threshold's. Nothing here runs with an

@@ -16,7 +16,6 @@
 -- whose clock is behind) is refused, so that clocks a little apart do not
 -- undo each other's transitions.
 --
--- Numbered 016: 015 is left to the annotations of the same issue (#44).
 -- Safe to run again (see 010): the ALTER runs only when the columns are
 -- missing, all of them in one.
 SET @webhook_alert := IF(
