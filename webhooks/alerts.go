@@ -163,7 +163,7 @@ func QuarterSum(ctx context.Context, counts Counts, target string, prefix bool, 
 		if d.Date.Equal(lastDay) {
 			hi = lastQ
 		}
-		for q := lo; q <= hi && q >= 0; q++ {
+		for q := lo; q <= hi; q++ {
 			var ok bool
 			if sum, ok = counters.Add(sum, d.Quarters[q]); !ok {
 				return 0, counters.Errorf(counters.EOUTOFRANGE, "An alert's window sums beyond the signed 64-bit range.")
