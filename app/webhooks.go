@@ -11,28 +11,51 @@ import (
 	"github.com/countersvc/countersvc/webhooks"
 )
 
-// hookJSON is a hook as the API shows it: "name" or "prefix", never both.
-// Secret is set only in the answer that created the hook.
+// hookJSON is a hook as the API shows it: "name" or "prefix", never both;
+// a threshold hook's "thresholds", "every" and "direction", or an alert's
+// "window" and "above" or "below". Secret is set only in the answer that
+// created the hook.
 type hookJSON struct {
-	ID         int64              `json:"id"`
-	URL        string             `json:"url"`
-	Name       *string            `json:"name,omitempty"`
-	Prefix     *string            `json:"prefix,omitempty"`
+	ID     int64   `json:"id"`
+	URL    string  `json:"url"`
+	Name   *string `json:"name,omitempty"`
+	Prefix *string `json:"prefix,omitempty"`
+	*thresholdsJSON
+	*alertJSON
+	CreatedAt  time.Time  `json:"created_at"`
+	DisabledAt *time.Time `json:"disabled_at"`
+	Secret     string     `json:"secret,omitempty"`
+}
+
+type thresholdsJSON struct {
 	Thresholds []int64            `json:"thresholds"`
 	Every      *int64             `json:"every"`
 	Direction  webhooks.Direction `json:"direction"`
-	CreatedAt  time.Time          `json:"created_at"`
-	DisabledAt *time.Time         `json:"disabled_at"`
-	Secret     string             `json:"secret,omitempty"`
+}
+
+type alertJSON struct {
+	Window string `json:"window"`
+	Above  *int64 `json:"above,omitempty"`
+	Below  *int64 `json:"below,omitempty"`
 }
 
 func hookToJSON(h *webhooks.Hook) hookJSON {
-	out := hookJSON{ID: h.ID, URL: h.URL, Thresholds: h.Thresholds, Direction: h.Direction, CreatedAt: h.CreatedAt, DisabledAt: h.DisabledAt}
-	if out.Thresholds == nil {
-		out.Thresholds = []int64{}
-	}
-	if h.Every > 0 {
-		out.Every = &h.Every
+	out := hookJSON{ID: h.ID, URL: h.URL, CreatedAt: h.CreatedAt, DisabledAt: h.DisabledAt}
+	if a := h.Alert; a != nil {
+		out.alertJSON = &alertJSON{Window: webhooks.FormatWindow(a.Window)}
+		if n := a.N; a.Above {
+			out.Above = &n
+		} else {
+			out.Below = &n
+		}
+	} else {
+		out.thresholdsJSON = &thresholdsJSON{Thresholds: h.Thresholds, Direction: h.Direction}
+		if out.Thresholds == nil {
+			out.Thresholds = []int64{}
+		}
+		if h.Every > 0 {
+			out.Every = &h.Every
+		}
 	}
 	target := h.Target
 	if h.IsPrefix {
@@ -114,10 +137,11 @@ func (h *webhookHandlers) hookAccess() access {
 }
 
 // createHookRequest parses {"url", "name" or "prefix", "thresholds",
-// "every", "direction"} strictly.
+// "every", "direction"} or {"url", "name" or "prefix", "window", "above"
+// or "below"} strictly; the domain refuses a mix.
 func createHookRequest(body []byte) (webhooks.CreateRequest, error) {
 	var req webhooks.CreateRequest
-	obj, err := parseObject(body, "url", "name", "prefix", "thresholds", "every", "direction")
+	obj, err := parseObject(body, "url", "name", "prefix", "thresholds", "every", "direction", "window", "above", "below")
 	if err != nil {
 		return req, err
 	}
@@ -142,7 +166,25 @@ func createHookRequest(body []byte) (webhooks.CreateRequest, error) {
 	}
 	dir, _, err := obj.stringField("direction")
 	req.Direction = webhooks.Direction(dir)
-	return req, err
+	if err != nil {
+		return req, err
+	}
+	if req.Window, _, err = obj.stringField("window"); err != nil {
+		return req, err
+	}
+	for _, f := range []struct {
+		key string
+		to  **int64
+	}{{"above", &req.Above}, {"below", &req.Below}} {
+		if raw, ok := obj[f.key]; ok && string(raw) != "null" {
+			n, _, err := obj.int64Field(f.key)
+			if err != nil || n < 1 {
+				return req, counters.Errorf(counters.EINVALID, "%q must be a positive integer: the sum of the steps counted over the window.", f.key)
+			}
+			*f.to = &n
+		}
+	}
+	return req, nil
 }
 
 func (h *webhookHandlers) create(c *fiber.Ctx) error {

@@ -448,3 +448,88 @@ func TestARotatedSecretSignsBesideTheOldOneUntilTheGraceEnds(t *testing.T) {
 		}
 	}
 }
+
+// An alert is created, shown and listed with its window and its above or
+// below, and without a threshold hook's fields; every malformed alert is
+// 400 and creates nothing; a key's prefixes scope alerts as they scope
+// threshold hooks.
+func TestAlertsAreCreatedAndRefusedAsTheContractSays(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, allowPrivate)
+	for _, body := range []string{
+		`"window": "4m", "above": 5`,
+		`"window": "8d", "above": 5`,
+		`"window": "1d12h", "above": 5`,
+		`"window": 3600, "above": 5`,
+		`"window": "1h", "above": 5, "below": 1`,
+		`"window": "1h"`,
+		`"above": 5`,
+		`"window": "1h", "above": 0`,
+		`"window": "1h", "below": -1`,
+		`"window": "1h", "above": 1.5`,
+		`"window": "1h", "above": 5, "thresholds": [10]`,
+		`"window": "1h", "above": 5, "thresholds": []`,
+		`"window": "1h", "above": 5, "every": 10`,
+		`"window": "1h", "below": 1, "direction": "down"`,
+	} {
+		r := e.Do(t, "POST", "/v1/webhooks", `{"url": "http://127.0.0.1:9/", "name": "shop/a", `+body+`}`)
+		if r.Status != 400 || r.ErrorCode() != "invalid_argument" {
+			t.Errorf("%s: %d %s, want 400 invalid_argument", body, r.Status, r.Body)
+		}
+	}
+	if r := e.Do(t, "GET", "/v1/webhooks", ""); !strings.Contains(string(r.Body), `"webhooks":[]`) {
+		t.Fatalf("refused alerts were kept: %s", r.Body)
+	}
+
+	created := e.Do(t, "POST", "/v1/webhooks", `{"url": "http://127.0.0.1:9/", "prefix": "shop/", "window": "360m", "below": 1}`)
+	var h map[string]any
+	created.Decode(t, &h)
+	if created.Status != 201 || h["window"] != "6h" || h["below"] != 1.0 || h["prefix"] != "shop/" || h["secret"] == nil {
+		t.Fatalf("created: %d %s", created.Status, created.Body)
+	}
+	for _, absent := range []string{"thresholds", "every", "direction", "above", "name"} {
+		if _, ok := h[absent]; ok {
+			t.Errorf("an alert shows %q: %s", absent, created.Body)
+		}
+	}
+	got := e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%v", h["id"]), "")
+	if want := `"prefix":"shop/","window":"6h","below":1,"created_at"`; got.Status != 200 || !strings.Contains(string(got.Body), want) || strings.Contains(string(got.Body), "secret") {
+		t.Fatalf("GET: %d %s, want it to hold %s and no secret", got.Status, got.Body, want)
+	}
+	rate := createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shop/a", "window": "1h", "above": 50}`)
+	if r := e.Do(t, "GET", "/v1/webhooks", ""); !strings.Contains(string(r.Body), `"name":"shop/a","window":"1h","above":50,`) {
+		t.Fatalf("list: %s", r.Body)
+	}
+
+	key := e.Do(t, "POST", "/v1/keys", `{"name": "shop B", "scopes": ["write"], "prefixes": ["shopB/"]}`)
+	var k struct{ Secret string }
+	key.Decode(t, &k)
+	asB := "Authorization: Bearer " + k.Secret
+	if r := e.Do(t, "POST", "/v1/webhooks", `{"url": "http://127.0.0.1:9/", "prefix": "shop/", "window": "1h", "below": 1}`, asB); r.Status != 403 {
+		t.Errorf("an alert outside the key's prefixes: %d %s, want 403", r.Status, r.Body)
+	}
+	if r := e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%d", rate.ID), "", asB); r.Status != 403 {
+		t.Errorf("another's alert: %d %s, want 403", r.Status, r.Body)
+	}
+	createHook(t, e, `{"url": "http://127.0.0.1:9/", "name": "shopB/x", "window": "1d", "below": 1}`, asB)
+}
+
+// Every process checks its alerts on its own, twice a minute: a silence
+// alert on a counter that never saw a step is called, signed with its
+// secret, within a minute of its window passing.
+func TestASilenceAlertIsCalledWithinAMinuteOfItsWindowPassing(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, allowPrivate)
+	created := time.Now().UTC().Add(-6 * time.Minute)
+	clock := testenv.NewClock(created)
+	e.Store.Now = clock.Now // the alerts' clock, history's and the relay's
+	rcv := newReceiver(t, nil)
+	hook := createHook(t, e, `{"url": "`+rcv.URL+`", "name": "quiet/page", "window": "5m", "below": 1}`)
+	clock.Set(created.Add(6 * time.Minute))
+	calls := rcv.waitCalls(t, 1, time.Minute)
+	ev := verify(t, hook.Secret, calls[0])
+	data, _ := ev["data"].(map[string]any)
+	if ev["type"] != "alert.started" || data["name"] != "quiet/page" || data["window"] != "5m" || data["below"] != 1.0 || data["sum"] != 0.0 {
+		t.Fatalf("event %v", ev)
+	}
+}

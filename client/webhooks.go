@@ -28,15 +28,21 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Webhook calls a URL when a counter crosses a threshold.
+// Webhook calls a URL when a counter crosses a threshold, or, as an
+// alert (Window set), when the sum of its steps over the window starts
+// or stops being at least Above or under Below.
 type Webhook struct {
-	ID         ID         `json:"id"`
-	URL        string     `json:"url"`
-	Name       string     `json:"name,omitempty"`   // the one counter it watches, or
-	Prefix     string     `json:"prefix,omitempty"` // every counter under a prefix
-	Thresholds []int64    `json:"thresholds,omitempty"`
-	Every      int64      `json:"every,omitempty"`
-	Direction  string     `json:"direction"` // up, down or both
+	ID         ID      `json:"id"`
+	URL        string  `json:"url"`
+	Name       string  `json:"name,omitempty"`   // the one counter it watches, or
+	Prefix     string  `json:"prefix,omitempty"` // every counter under a prefix
+	Thresholds []int64 `json:"thresholds,omitempty"`
+	Every      int64   `json:"every,omitempty"`
+	Direction  string  `json:"direction,omitempty"` // up, down or both; "" for an alert
+	// An alert's window ("1h", "2d") and its Above or Below (nil: not it).
+	Window     string     `json:"window,omitempty"`
+	Above      *int64     `json:"above,omitempty"`
+	Below      *int64     `json:"below,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	DisabledAt *time.Time `json:"disabled_at"`
 	// Secret signs the calls (Standard Webhooks), in the answers of
@@ -48,7 +54,8 @@ type Webhook struct {
 }
 
 // WebhookRequest describes a new webhook: Name or Prefix, and Thresholds
-// and/or Every.
+// and/or Every; or, for an alert, Window (5m to 7d: "90m", "6h", "2d")
+// and one of Above and Below (see AlertAbove and AlertBelow).
 type WebhookRequest struct {
 	URL        string  `json:"url"`
 	Name       string  `json:"name,omitempty"`
@@ -56,6 +63,23 @@ type WebhookRequest struct {
 	Thresholds []int64 `json:"thresholds,omitempty"`
 	Every      int64   `json:"every,omitempty"`
 	Direction  string  `json:"direction,omitempty"` // default up
+	Window     string  `json:"window,omitempty"`
+	Above      *int64  `json:"above,omitempty"`
+	Below      *int64  `json:"below,omitempty"`
+}
+
+// AlertAbove is the request of a rate alert on url: a call when the sum
+// of the steps counted over the window, of the counter name or of the
+// counters under prefix (give one of the two), reaches n.
+func AlertAbove(url, name, prefix, window string, n int64) WebhookRequest {
+	return WebhookRequest{URL: url, Name: name, Prefix: prefix, Window: window, Above: &n}
+}
+
+// AlertBelow is the request of an alert when the window's sum falls under
+// n; AlertBelow(url, name, "", "6h", 1) calls when nothing was counted
+// for six hours.
+func AlertBelow(url, name, prefix, window string, n int64) WebhookRequest {
+	return WebhookRequest{URL: url, Name: name, Prefix: prefix, Window: window, Below: &n}
 }
 
 // Delivery is one event sent, or being sent, to a webhook.

@@ -73,7 +73,10 @@ func NewHookRecorder(store *HookStore, log *slog.Logger) *HookRecorder {
 func (r *HookRecorder) Reload(ctx context.Context) error {
 	r.reloading.Lock() // one at a time, so that an older read never replaces a newer
 	defer r.reloading.Unlock()
-	list, err := r.db.hooks(ctx, "SELECT "+hookColumns+" FROM webhook WHERE disabled_at IS NULL")
+	// Not the alerts: they have no thresholds, and a counter that only an
+	// alert watches is written as one no hook watches (the alerts read
+	// history, apart from the increments; see webhook_alerts.go).
+	list, err := r.db.hooks(ctx, "SELECT "+hookColumns+" FROM webhook WHERE disabled_at IS NULL AND alert_window IS NULL")
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,8 @@ const (
 	eventFailed    = 2
 )
 
-const hookColumns = "id, key_id, url, target, is_prefix, thresholds, every, direction, secret, created_at, disabled_at"
+const hookColumns = "id, key_id, url, target, is_prefix, thresholds, every, direction, secret, created_at, disabled_at, " +
+	"alert_window, alert_above, alert_n, alert_since, alert_baseline, alert_holds, alert_seq"
 
 // CreateHook implements webhooks.Store. The count of the owner's hooks
 // and the insert are one repeatable-read transaction, whose FOR UPDATE
@@ -67,8 +68,10 @@ func (s *HookStore) CreateHook(ctx context.Context, h *webhooks.Hook, limit int)
 			if n >= limit {
 				return counters.Errorf(counters.EOUTOFRANGE, "This key has %d webhooks, its limit (COUNTERS_WEBHOOK_MAX_PER_KEY); delete one first.", n)
 			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO webhook (key_id, url, target, is_prefix, thresholds, every, direction, secret, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, h.Owner, h.URL, h.Target, h.IsPrefix, thresholds, h.Every, string(h.Direction), h.Secret, h.CreatedAt)
+			a := alertColumns(h.Alert)
+			res, err := tx.ExecContext(ctx, `INSERT INTO webhook (key_id, url, target, is_prefix, thresholds, every, direction, secret, created_at,
+				alert_window, alert_above, alert_n, alert_since, alert_baseline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				append([]any{h.Owner, h.URL, h.Target, h.IsPrefix, thresholds, h.Every, string(h.Direction), h.Secret, h.CreatedAt}, a...)...)
 			if err != nil {
 				return err
 			}
@@ -401,13 +404,20 @@ func scanHook(row scanner) (*webhooks.Hook, error) {
 	var h webhooks.Hook
 	var thresholds []byte
 	var direction string
-	var disabled sql.NullTime
-	if err := row.Scan(&h.ID, &h.Owner, &h.URL, &h.Target, &h.IsPrefix, &thresholds, &h.Every, &direction, &h.Secret, &h.CreatedAt, &disabled); err != nil {
+	var disabled, since sql.NullTime
+	var window sql.NullInt64
+	var a webhooks.Alert
+	if err := row.Scan(&h.ID, &h.Owner, &h.URL, &h.Target, &h.IsPrefix, &thresholds, &h.Every, &direction, &h.Secret, &h.CreatedAt, &disabled,
+		&window, &a.Above, &a.N, &since, &a.Baseline, &a.Holds, &a.Seq); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(thresholds, &h.Thresholds); err != nil {
 		return nil, err
 	}
 	h.Direction, h.DisabledAt = webhooks.Direction(direction), nullTime(disabled)
+	if window.Valid {
+		a.Window, a.Since = time.Duration(window.Int64)*time.Second, since.Time
+		h.Alert = &a
+	}
 	return &h, nil
 }

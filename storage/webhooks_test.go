@@ -59,20 +59,30 @@ func (h *hooked) hook(t *testing.T, req webhooks.CreateRequest) *webhooks.Hook {
 	return hook
 }
 
-// events are the hook's events, oldest first.
+// events are the hook's events' data, oldest first.
 func (h *hooked) events(t *testing.T, hookID int64) []webhooks.EventData {
 	t.Helper()
-	ds, err := h.hooks.Deliveries(context.Background(), hookID, 1000)
+	var out []webhooks.EventData
+	for _, e := range recorded[webhooks.Event](t, h.hooks, hookID) {
+		out = append(out, e.Data)
+	}
+	return out
+}
+
+// recorded are the events of the hook in the outbox, oldest first, as E.
+func recorded[E any](t *testing.T, hooks *storage.HookStore, hookID int64) []E {
+	t.Helper()
+	ds, err := hooks.Deliveries(context.Background(), hookID, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []webhooks.EventData
+	var out []E
 	for _, d := range slices.Backward(ds) {
-		var e webhooks.Event
+		var e E
 		if err := json.Unmarshal(d.Event, &e); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, e.Data)
+		out = append(out, e)
 	}
 	return out
 }

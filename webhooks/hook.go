@@ -1,10 +1,13 @@
 // Package webhooks owns threshold webhooks: which thresholds a change of a
 // counter crosses (a pure rule, crossings.go), the events such crossings
 // send and how they are delivered (signing, the retry schedule, the check
-// of the address being dialled: relay.go). It knows no SQL and serves no
-// HTTP: storage/ keeps the hooks and their outbox and finds the crossings
-// inside each change's transaction, app/ serves the API, keys/ says who may
-// touch which hook.
+// of the address being dialled: relay.go), and rate and silence alerts:
+// when a counter's sum over a window starts or stops being above or below
+// a number (alert.go), found by an evaluator that reads history
+// (alerts.go). It knows no SQL and serves no HTTP: storage/ keeps the
+// hooks, the alerts' state and the outbox, and finds the crossings inside
+// each change's transaction, app/ serves the API, keys/ says who may touch
+// which hook.
 package webhooks
 
 import (
@@ -50,6 +53,9 @@ type Hook struct {
 	// replaced signs too (nil elsewhere). The previous secret itself never
 	// leaves the store but for the relay.
 	PreviousUntil *time.Time
+	// Alert makes the hook a rate or silence alert (see alert.go), which
+	// has no thresholds; nil for a threshold hook.
+	Alert *Alert
 }
 
 // Covers reports whether the hook watches the counter name.
@@ -68,7 +74,11 @@ type CreateRequest struct {
 	Thresholds []int64
 	Every      int64
 	Direction  Direction // "": Up
-	Owner      int64     // set by the key guard, never by the client
+	// Window and one of Above and Below make an alert instead, without
+	// Thresholds, Every and Direction.
+	Window       string
+	Above, Below *int64
+	Owner        int64 // set by the key guard, never by the client
 }
 
 // Limits of a hook.
@@ -104,8 +114,11 @@ func (r CreateRequest) Validate() (*Hook, error) {
 	if err := validateURL(r.URL); err != nil {
 		return nil, err
 	}
+	if r.Window != "" || r.Above != nil || r.Below != nil {
+		return h, r.validateAlert(h)
+	}
 	if len(r.Thresholds) == 0 && r.Every == 0 {
-		return nil, counters.Errorf(counters.EINVALID, "Give \"thresholds\", \"every\" or both.")
+		return nil, counters.Errorf(counters.EINVALID, "Give \"thresholds\", \"every\" or both; or, for an alert, a \"window\" with \"above\" or \"below\".")
 	}
 	if len(r.Thresholds) > MaxThresholds {
 		return nil, counters.Errorf(counters.EINVALID, "At most %d \"thresholds\".", MaxThresholds)
@@ -122,6 +135,33 @@ func (r CreateRequest) Validate() (*Hook, error) {
 		return nil, counters.Errorf(counters.EINVALID, "\"direction\" must be \"up\", \"down\" or \"both\".")
 	}
 	return h, nil
+}
+
+// validateAlert checks an alert's settings and sets them on h.
+func (r CreateRequest) validateAlert(h *Hook) error {
+	switch {
+	case r.Thresholds != nil || r.Every != 0 || r.Direction != "":
+		return counters.Errorf(counters.EINVALID, "An alert (\"window\" with \"above\" or \"below\") takes no \"thresholds\", \"every\" or \"direction\"; make a threshold hook of its own for those.")
+	case r.Window == "":
+		return counters.Errorf(counters.EINVALID, "Give the alert's \"window\", from 5m to 7d, with \"above\" or \"below\".")
+	case (r.Above == nil) == (r.Below == nil):
+		return counters.Errorf(counters.EINVALID, "Give exactly one of \"above\" and \"below\" with the \"window\".")
+	}
+	window, err := ParseWindow(r.Window)
+	if err != nil {
+		return err
+	}
+	a := &Alert{Window: window, Above: r.Above != nil}
+	if a.Above {
+		a.N = *r.Above
+	} else {
+		a.N = *r.Below
+	}
+	if a.N < 1 {
+		return counters.Errorf(counters.EINVALID, "\"above\" and \"below\" must be positive integers (the sum of the steps counted over the window).")
+	}
+	h.Alert, h.Direction = a, ""
+	return nil
 }
 
 // validateURL accepts absolute http and https URLs without credentials.

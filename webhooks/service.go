@@ -34,8 +34,11 @@ type Options struct {
 	// Guard checks the URLs' addresses (see NewGuard).
 	Guard *Guard
 	// Now is the clock a rotation's grace starts from (default time.Now):
-	// the relay's, which ends it.
+	// the relay's, which ends it; and an alert's watch (the store's, by
+	// which history counts).
 	Now func() time.Time
+	// Counts is history's, which alerts sum; without it alerts are refused.
+	Counts Counts
 }
 
 // Service implements API over a Store.
@@ -69,11 +72,31 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (*Hook, error) 
 	if err := s.o.Guard.CheckURL(ctx, h.URL); err != nil {
 		return nil, err
 	}
+	if h.Alert != nil {
+		if err := s.watchFromNow(ctx, h); err != nil {
+			return nil, err
+		}
+	}
 	h.Secret = newSecret()
 	if err := s.store.CreateHook(ctx, h, s.o.MaxPerKey); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// watchFromNow starts an alert's watch now: the steps its quarter hour
+// already holds are not the hook's (see Alert.Span).
+func (s *Service) watchFromNow(ctx context.Context, h *Hook) error {
+	if s.o.Counts == nil {
+		return counters.Errorf(counters.EINVALID, "Alerts need the counters' history, which this service does not read.")
+	}
+	now := s.o.Now().UTC().Truncate(time.Microsecond) // as MySQL keeps it
+	base, err := QuarterSum(ctx, s.o.Counts, h.Target, h.IsPrefix, now, now)
+	if err != nil {
+		return err
+	}
+	h.Alert.Since, h.Alert.Baseline = now, base
+	return nil
 }
 
 // Get implements API.

@@ -87,6 +87,9 @@ var commands = []command{
 			fs.String("thresholds", "", "values whose crossing calls the URL, comma-separated")
 			fs.Int64("every", 0, "call at every multiple of N")
 			fs.String("direction", "", "up (default), down or both")
+			fs.String("window", "", "an alert instead: its window, 5m to 7d (1h, 2d), with --above or --below")
+			fs.String("above", "", "alert when the window's sum reaches N")
+			fs.String("below", "", "alert when the window's sum falls under N (1: silence)")
 		}, run: webhooksCreate},
 	{words: "webhooks ls", about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled per webhook", run: webhooksList},
 	{words: "webhooks get", args: "ID", minArgs: 1, maxArgs: 1, about: "print ID<TAB>NAME or PREFIX<TAB>URL<TAB>enabled|disabled", run: webhooksGet},
@@ -543,6 +546,19 @@ func webhooksCreate(e *env) error {
 		return err
 	}
 	req.Every, _ = strconv.ParseInt(e.str("every"), 10, 64)
+	req.Window = e.str("window")
+	for _, f := range []struct {
+		flag string
+		to   **int64
+	}{{"above", &req.Above}, {"below", &req.Below}} {
+		if v := e.str(f.flag); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return usagef("--%s must be an integer", f.flag)
+			}
+			*f.to = &n
+		}
+	}
 	w, err := e.c.CreateWebhook(e.ctx, req)
 	if err == nil {
 		e.print("%s", w.Secret)

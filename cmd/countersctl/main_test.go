@@ -226,6 +226,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{args: args("import", "f", "--mode", "replace"), code: 2, err: `--mode must be create or overwrite`},
 		{args: args("get", "a", "--url", "localhost:8080"), code: 2, err: "must be http://host"},
 		{args: args("webhooks", "create", "--endpoint", "https://x.example"), code: 2, err: "one of --name and --prefix"},
+		{args: args("webhooks", "create", "--endpoint", "https://x.example", "--name", "a", "--window", "1h", "--above", "many"), code: 2, err: "--above must be an integer"},
 		{args: args("webhooks", "rotate"), code: 2, err: "webhooks rotate takes ID"},
 	} {
 		s.check(t, ctl(t, vars, s.args...))
@@ -392,6 +393,9 @@ func TestWebhookCommands(t *testing.T) {
 		{args: args("webhooks", "rm", "1"), code: 1, err: "(not_found)"},
 		{args: args("webhooks", "get", "1"), code: 1, err: "(not_found)"},
 		{args: args("webhooks", "ls"), out: ""},
+		{args: args("webhooks", "create", "--endpoint", endpoint, "--prefix", "stock/", "--window", "6h", "--below", "1"), out: `^whsec_[A-Za-z0-9+/=]{40,}\n$`},
+		{args: args("webhooks", "create", "--endpoint", endpoint, "--prefix", "stock/", "--window", "2m", "--below", "1"), code: 1, err: "(invalid_argument)"},
+		{args: args("--json", "webhooks", "get", "2"), out: `^\{"id":2,.*"prefix":"stock/","window":"6h","below":1,"created_at".*\}\n$`},
 	})
 }
 

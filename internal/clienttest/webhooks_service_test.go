@@ -237,3 +237,33 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// The client makes alerts, and reads them back with their window and
+// their above or below; the service's refusal of a bad one is a typed
+// error.
+func TestAnAlertMadeThroughTheClientListsItsWindow(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
+	c, ctx := newClient(t, env.URL, client.Options{})
+	silence, err := c.CreateWebhook(ctx, client.AlertBelow("http://127.0.0.1:9/", "", "shop/", "6h", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate, err := c.CreateWebhook(ctx, client.AlertAbove("http://127.0.0.1:9/", "shop/book", "", "90m", 50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if silence.Window != "6h" || silence.Below == nil || *silence.Below != 1 || silence.Above != nil || silence.Prefix != "shop/" || silence.Secret == "" {
+		t.Fatalf("silence: %+v", silence)
+	}
+	got, err := c.Webhook(ctx, rate.ID)
+	if err != nil || got.Window != "1h30m" || got.Above == nil || *got.Above != 50 || got.Below != nil || got.Name != "shop/book" ||
+		got.Direction != "" || got.Thresholds != nil {
+		t.Fatalf("rate: %+v, %v", got, err)
+	}
+	_, err = c.CreateWebhook(ctx, client.AlertAbove("http://127.0.0.1:9/", "shop/book", "", "2m", 50))
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_argument" {
+		t.Fatalf("a 2m window: %v, want invalid_argument", err)
+	}
+}

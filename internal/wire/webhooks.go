@@ -76,5 +76,11 @@ func buildWebhooks(b *builder) (app.Capability, error) {
 	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.Workers, Guard: guard, Registerer: s.Registry, Log: log, Now: b.now})
 	recorder.OnRecord = s.Relay.Wake
 	b.job("webhook relay", s.Relay.Run)
-	return app.Webhooks(webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.MaxPerKey, Guard: guard, Now: b.now})), nil
+	// Alerts sum history's own quarter hours, apart from the increments:
+	// every process evaluates them, and the store records each transition
+	// once.
+	counts := storage.HistoryOf(s.Store)
+	alerts := &webhooks.Evaluator{Store: s.Hooks, Counts: counts, Now: b.now, Log: log, OnRecord: s.Relay.Wake}
+	b.job("webhook alerts", alerts.Run)
+	return app.Webhooks(webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.MaxPerKey, Guard: guard, Now: b.now, Counts: counts})), nil
 }
