@@ -100,6 +100,21 @@ func (s *HistoryStore) HistoryDays(ctx context.Context, name, prefix string, fro
 	return s.historyDays(ctx, name, prefix, from, to, nil)
 }
 
+// LastChange implements webhooks.LastChanges: when the counter name (with
+// prefix, the last of the counters under it) last changed, by an increment,
+// a set or a reset; ok is false when there is none.
+func (s *HistoryStore) LastChange(ctx context.Context, name, prefix string) (at time.Time, ok bool, err error) {
+	query, arg := "SELECT MAX(updated_at) FROM counter WHERE name = ?", any(name)
+	if prefix != "" {
+		query, arg = "SELECT MAX(updated_at) FROM counter WHERE name LIKE ? ESCAPE '!'", likePrefix(prefix)
+	}
+	var last sql.NullTime
+	if err := s.db.QueryRowContext(ctx, query, arg).Scan(&last); err != nil {
+		return time.Time{}, false, mapError("storage.LastChange", err, false)
+	}
+	return last.Time, last.Valid, nil
+}
+
 var _ history.Spanner = (*HistoryStore)(nil)
 
 // HistorySpans implements history.Spanner: a rolled-up day that no period

@@ -115,6 +115,10 @@ func TestASilenceAlertFiresWhenItsWindowPassesWithoutIncrements(t *testing.T) {
 		{"still silent a pass later", time.Hour + 30*time.Second, 0, nil},
 		{"a sale ends it", time.Hour + time.Minute, 1, []string{"alert.ended 1"}},
 		{"more sales change nothing", 2 * time.Hour, 3, nil},
+		// The window's first quarter hour still holds the last sales, but
+		// they lie before the window: silence again within a pass, not
+		// when the window leaves their quarter hour behind.
+		{"a pass after the window has left the last sales behind", 3*time.Hour + 30*time.Second, 0, []string{"alert.started 0"}},
 	}
 	seen := 0
 	for _, s := range steps {

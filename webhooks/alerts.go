@@ -17,6 +17,16 @@ type Counts interface {
 	HistoryDays(ctx context.Context, name, prefix string, from, to time.Time) ([]history.UTCDay, error)
 }
 
+// LastChanges is what Counts may also tell: when the target last changed
+// (an increment, a set or a reset; storage.HistoryStore). A window that
+// starts after that holds no step, which quarter hours alone cannot say
+// until the window has left the quarter hour of the last step behind: with
+// it, silence starts within a check of its window passing, not up to a
+// quarter hour later.
+type LastChanges interface {
+	LastChange(ctx context.Context, name, prefix string) (at time.Time, ok bool, err error)
+}
+
 // AlertStore keeps the alerts' state (storage.HookStore).
 type AlertStore interface {
 	// AlertHooks returns the enabled hooks that have an Alert, with its
@@ -103,6 +113,17 @@ func (e *Evaluator) evaluate(ctx context.Context, h *Hook) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if start := now.Add(-a.Window); sum > 0 && from.Before(start) {
+		// The first quarter hour began before the window: its steps may
+		// all lie before the window too.
+		quiet, err := withDeadline(ctx, func(ctx context.Context) (bool, error) { return e.quietSince(ctx, h, start) })
+		if err != nil {
+			return false, err
+		}
+		if quiet {
+			sum = 0
+		}
+	}
 	typ := a.Transition(a.HoldsAt(sum, full))
 	if typ == "" {
 		return false, nil
@@ -110,6 +131,24 @@ func (e *Evaluator) evaluate(ctx context.Context, h *Hook) (bool, error) {
 	return withDeadline(ctx, func(ctx context.Context) (bool, error) {
 		return e.Store.MoveAlert(ctx, h, typ == AlertStarted, now, AlertBody(h, typ, sum, from, now))
 	})
+}
+
+// quietSince says whether h's target has not changed after start, when
+// Counts can tell (LastChanges).
+func (e *Evaluator) quietSince(ctx context.Context, h *Hook, start time.Time) (bool, error) {
+	lc, ok := e.Counts.(LastChanges)
+	if !ok {
+		return false, nil
+	}
+	name, under := h.Target, ""
+	if h.IsPrefix {
+		name, under = "", h.Target
+	}
+	last, any, err := lc.LastChange(ctx, name, under)
+	if err != nil {
+		return false, err
+	}
+	return !any || !last.After(start), nil
 }
 
 // sum is the steps of h's target counted in the quarter hours from the one
