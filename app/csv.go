@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -42,7 +43,7 @@ func csvAsked(c *fiber.Ctx, jsonType string) (bool, error) {
 // at most MaxPoints lines) as CSV, its header first.
 func sendCSV(c *fiber.Ctx, header []string, rows [][]string) error {
 	var b bytes.Buffer
-	w := csv.NewWriter(&b)
+	w := newCSV(&b)
 	w.Write(header)
 	w.WriteAll(rows) // a bytes.Buffer does not fail
 	c.Set(fiber.HeaderContentType, csvType)
@@ -59,4 +60,11 @@ func textCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// newCSV writes RFC 4180's CSV: lines end with CRLF.
+func newCSV(w io.Writer) *csv.Writer {
+	out := csv.NewWriter(w)
+	out.UseCRLF = true
+	return out
 }

@@ -107,7 +107,7 @@ type csvExport struct {
 
 // csvLines starts a CSV export with its header row.
 func csvLines(w *bufio.Writer) exportLines {
-	out := csvExport{w: w, csv: csv.NewWriter(w)}
+	out := csvExport{w: w, csv: newCSV(w)}
 	out.csv.Write([]string{"name", "value", "created_at", "updated_at"})
 	return out
 }
