@@ -136,11 +136,7 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	if err != nil {
 		return err
 	}
-	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
-	if err != nil {
-		return err
-	}
-	annotated, err := annotationsAsked(c)
+	f, err := formOf(c, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
@@ -150,7 +146,7 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	if err != nil {
 		return err
 	}
-	if asCSV {
+	if f.csv {
 		rows := make([][]string, len(b.Rows))
 		for i, row := range b.Rows {
 			rows[i] = []string{textCell(row.Value), strconv.FormatInt(row.Count, 10)}
@@ -162,7 +158,7 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	for i, row := range b.Rows {
 		out.Rows[i] = breakdownRowJSON{Value: row.Value, Count: row.Count}
 	}
-	if out.Annotations, err = h.annotate.of(ctx, annotated, b.Name, b.Prefix, b.From, b.To, b.Zone); err != nil {
+	if out.Annotations, err = h.annotate.of(ctx, f.annotated, b.Name, b.Prefix, b.From, b.To, b.Zone); err != nil {
 		return err
 	}
 	return c.JSON(out)

@@ -71,11 +71,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	if err != nil {
 		return err
 	}
-	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
-	if err != nil {
-		return err
-	}
-	annotated, err := annotationsAsked(c)
+	f, err := formOf(c, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
@@ -85,7 +81,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	if err != nil {
 		return err
 	}
-	if asCSV {
+	if f.csv {
 		return seriesCSV(c, s)
 	}
 	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
@@ -93,7 +89,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	for i, p := range s.Points {
 		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count, Visitors: p.Visitors}
 	}
-	if out.Annotations, err = h.annotate.of(ctx, annotated, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
+	if out.Annotations, err = h.annotate.of(ctx, f.annotated, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
 		return err
 	}
 	return c.JSON(out)
