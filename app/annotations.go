@@ -106,15 +106,31 @@ func (a annotationsCapability) annotate(ctx context.Context, name, prefix string
 }
 
 // of is the annotations of a range when asked (nil: not asked, left out
-// of the answer).
-func (a annotator) of(ctx context.Context, asked bool, name, prefix string, from, to time.Time, zone *time.Location) (*[]annotationJSON, error) {
+// of the answer). A public read (public not nil) answers only those on
+// names and prefixes under the public prefixes: a note on a wider prefix
+// that holds a public one ("hits") concerns private names too.
+func (a annotator) of(ctx context.Context, asked bool, public publicNames, name, prefix string, from, to time.Time, zone *time.Location) (*[]annotationJSON, error) {
 	switch {
 	case !asked:
 		return nil, nil
 	case a == nil:
 		return &[]annotationJSON{}, nil
 	}
-	return a(ctx, name, prefix, from, to, zone)
+	list, err := a(ctx, name, prefix, from, to, zone)
+	if err != nil || public == nil {
+		return list, err
+	}
+	kept := (*list)[:0]
+	for _, an := range *list {
+		target := an.Name
+		if target == nil {
+			target = an.Prefix
+		}
+		if public.publicPrefix(*target) == nil {
+			kept = append(kept, an)
+		}
+	}
+	return &kept, nil
 }
 
 // createAnnotationRequest parses {"name" or "prefix", "at", "text"}
