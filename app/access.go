@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -110,6 +111,33 @@ func scopeAccess(a keys.Access) access {
 	}}
 }
 
+// lookupAccess is the write scope on the target of the resource that the
+// path's :id names (a hook, an annotation), which get looks up, under the
+// route's budget, once the scope is there; the handler takes the resource
+// with checked[T].
+func lookupAccess[T any](desc string, budget dbBudget, get func(ctx context.Context, id int64) (T, error), target func(T) keys.Resource) access {
+	return access{desc: desc, check: func(g gate) error {
+		id, err := positiveParam(g.c, "id")
+		if err != nil {
+			return err
+		}
+		if err := g.allow(keys.Write, keys.Anything()); err != nil {
+			return err
+		}
+		ctx, cancel := budget.dbContext(g.c)
+		defer cancel()
+		v, err := get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := g.allow(keys.Write, target(v)); err != nil {
+			return err
+		}
+		g.c.Locals(localChecked, v)
+		return nil
+	}}
+}
+
 // adminAccess is the API keys' own routes.
 func adminAccess() access {
 	return access{desc: "admin", check: func(g gate) error {
@@ -157,6 +185,7 @@ type router struct {
 	drain     *Drain
 	writeWait time.Duration // Options.WriteTimeout
 	public    publicNames   // page hits' rule of public names, for other capabilities' public routes
+	annotate  annotator     // annotations beside history and breakdowns (annotations=true); nil: none
 }
 
 // private adds a route that needs credentials and a.

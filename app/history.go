@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // under /hits as page hits' own are; New routes page hits last.
 func History(svc historyReader) Capability {
 	return capabilityFunc(func(r router) {
-		h := &historyHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public}
+		h := &historyHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public, annotate: r.annotate}
 		r.private("GET", "/counters/:name/history", nameAccess(keys.Read), h.counter)
 		r.private("GET", "/history", prefixAccess(keys.Read), h.prefix)
 		r.publicGet("/hits/:name/history", publicRoute, publicHeaders("no-store"), h.publicCounter)
@@ -29,8 +30,9 @@ func History(svc historyReader) Capability {
 // public counter.
 type historyHandlers struct {
 	dbBudget
-	svc    historyReader
-	public publicNames
+	svc      historyReader
+	public   publicNames
+	annotate annotator
 }
 
 // historyReader is how the HTTP API reads history (history.Service).
@@ -60,6 +62,8 @@ type seriesJSON struct {
 	To     time.Time   `json:"to"`
 	Points []pointJSON `json:"points"`
 	Total  int64       `json:"total"`
+	// Annotations are those of the range, when annotations=true.
+	Annotations *[]annotationJSON `json:"annotations,omitempty"`
 }
 
 // historyRequest reads ?step=, ?tz=, ?from= and ?to=. The strings are
@@ -72,18 +76,25 @@ func historyRequest(c *fiber.Ctx) history.Request {
 func (h *historyHandlers) counter(c *fiber.Ctx) error {
 	r := historyRequest(c)
 	r.Name = checkedName(c)
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
 func (h *historyHandlers) prefix(c *fiber.Ctx) error {
 	r := historyRequest(c)
 	r.Prefix = strings.Clone(c.Query("prefix"))
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
-// answer checks r before MySQL sees it, then sends the series.
-func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
+// answer checks r before MySQL sees it, then sends the series: JSON, with
+// the range's annotations when asked, or CSV. public is the public names'
+// rule when the read is public (nil when private): it answers only the
+// annotations on public names and prefixes.
+func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request, public publicNames) error {
 	q, err := h.svc.Parse(r)
+	if err != nil {
+		return err
+	}
+	f, err := formOf(c, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
@@ -93,12 +104,37 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	if err != nil {
 		return err
 	}
+	if f.csv {
+		return seriesCSV(c, s)
+	}
 	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
 		From: s.From.In(s.Zone), To: s.To.In(s.Zone), Points: make([]pointJSON, len(s.Points)), Total: s.Total}
 	for i, p := range s.Points {
 		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count, Visitors: p.Visitors}
 	}
+	if out.Annotations, err = h.annotate.of(ctx, f.annotated, public, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
+		return err
+	}
 	return c.JSON(out)
+}
+
+// seriesCSV is a series as CSV: name,start,end,count, one line per
+// period, its times in the series' zone; a prefix's series has the prefix
+// in the name column.
+func seriesCSV(c *fiber.Ctx, s *history.Series) error {
+	name := s.Name
+	if name == "" {
+		name = s.Prefix
+	}
+	rows := make([][]string, len(s.Points))
+	for i, p := range s.Points {
+		end := s.To
+		if i+1 < len(s.Points) {
+			end = s.Points[i+1].Start
+		}
+		rows[i] = []string{textCell(name), p.Start.In(s.Zone).Format(time.RFC3339), end.In(s.Zone).Format(time.RFC3339), strconv.FormatInt(p.Count, 10)}
+	}
+	return sendCSV(c, []string{"name", "start", "end", "count"}, rows)
 }
 
 // publicCounter is a public counter's history: read-only, no token, a
@@ -110,5 +146,5 @@ func (h *historyHandlers) publicCounter(c *fiber.Ctx) error {
 	}
 	r := historyRequest(c)
 	r.Name = name
-	return h.answer(c, r)
+	return h.answer(c, r, h.public)
 }

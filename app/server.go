@@ -140,7 +140,8 @@ func New(o Options) *App {
 
 	budget := dbBudget{o.DBTimeout}
 	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
-		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
+		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout,
+		annotate: annotatorOf(o.Capabilities)}
 	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL, extra: o.Extra}
 	// Capabilities first, page hits the last of them (routedLast): Fiber
 	// tries routes in the order they were added, and a capability's static
