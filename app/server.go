@@ -168,6 +168,7 @@ func New(o Options) *App {
 	imports := &importHandlers{svc: h.svc, stepTimeout: o.DBTimeout, timeout: o.ImportTimeout}
 	r.private("POST", "/import", importAccess(), imports.importCounters)
 	registerKeyRoutes(r, o.Keys)
+	routeMe(r, o.Hits) // the dashboard's first read (app/me.go)
 
 	// No catch-all: Fiber answers an unknown path 404 and a known path with
 	// another method 405 with Allow, both through the error handler.
