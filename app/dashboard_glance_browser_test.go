@@ -115,8 +115,8 @@ func TestDashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
 	page.waitFor("today's view of the site", `location.search.includes('period=today') && document.documentElement.hasAttribute('data-ready')`)
 	var view struct {
 		Prefix, Title, Hits string
-		Bars               int
-		Referrers, Glance  bool
+		Bars                int
+		Referrers, Glance   bool
 	}
 	page.eval(`({Prefix: document.getElementById('prefix').value, Title: document.getElementById('report-title').textContent,
 		Hits: document.querySelector('#hits-card .figure').dataset.value,
