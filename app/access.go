@@ -157,6 +157,7 @@ type router struct {
 	drain     *Drain
 	writeWait time.Duration // Options.WriteTimeout
 	public    publicNames   // page hits' rule of public names, for other capabilities' public routes
+	annotate  annotator     // annotations beside history and breakdowns (annotations=true); nil: none
 }
 
 // private adds a route that needs credentials and a.

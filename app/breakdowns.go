@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ type breakdownReader interface {
 // first, so the static one wins.
 func Breakdowns(svc breakdownReader) Capability {
 	return capabilityFunc(func(r router) {
-		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public}
+		h := &breakdownHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public, annotate: r.annotate}
 		noStore := publicHeaders("no-store")
 		r.publicGet("/hits/breakdown", publicRoute, noStore, h.publicPrefix)
 		r.publicGet("/hits/:name/breakdown", publicRoute, noStore, h.publicCounter)
@@ -61,8 +62,9 @@ func Breakdowns(svc breakdownReader) Capability {
 
 type breakdownHandlers struct {
 	dbBudget
-	svc    breakdownReader
-	public publicNames
+	svc      breakdownReader
+	public   publicNames
+	annotate annotator
 }
 
 type breakdownRowJSON struct {
@@ -80,6 +82,8 @@ type breakdownJSON struct {
 	Total  int64              `json:"total"`
 	Rows   []breakdownRowJSON `json:"rows"`
 	More   int64              `json:"more"`
+	// Annotations are those of the range, when annotations=true.
+	Annotations *[]annotationJSON `json:"annotations,omitempty"`
 }
 
 // breakdownRequest reads ?by=, ?tz=, ?from=, ?to= and ?limit=, copied:
@@ -132,16 +136,34 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	if err != nil {
 		return err
 	}
+	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
+	if err != nil {
+		return err
+	}
+	annotated, err := annotationsAsked(c)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	b, err := h.svc.Breakdown(ctx, q)
 	if err != nil {
 		return err
 	}
+	if asCSV {
+		rows := make([][]string, len(b.Rows))
+		for i, row := range b.Rows {
+			rows[i] = []string{textCell(row.Value), strconv.FormatInt(row.Count, 10)}
+		}
+		return sendCSV(c, []string{"value", "count"}, rows)
+	}
 	out := breakdownJSON{Name: b.Name, Prefix: b.Prefix, By: b.By, From: b.From, To: b.To, TZ: b.Zone.String(),
 		Total: b.Total, Rows: make([]breakdownRowJSON, len(b.Rows)), More: b.More}
 	for i, row := range b.Rows {
 		out.Rows[i] = breakdownRowJSON{Value: row.Value, Count: row.Count}
+	}
+	if out.Annotations, err = h.annotate.of(ctx, annotated, b.Name, b.Prefix, b.From, b.To, b.Zone); err != nil {
+		return err
 	}
 	return c.JSON(out)
 }

@@ -3,7 +3,10 @@ package app
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -18,8 +21,18 @@ import (
 // read before the answer starts, so that MySQL being down is a 503; a later
 // failure ends the stream with one line {"error": {...}}, so that a reader
 // never takes a cut stream for the whole.
+//
+// Asked for CSV (csvAsked), the lines are name,value,created_at,updated_at
+// after a header row, and a later failure ends the stream with one line of
+// one field, "error: <code>: <message>": a CSV reader that holds each
+// record to the header's four fields (Go's encoding/csv does by default)
+// stops there rather than take the cut stream for the whole.
 func (h *counterHandlers) export(c *fiber.Ctx) error {
 	l := checked[listing](c)
+	asCSV, err := csvAsked(c, "application/x-ndjson")
+	if err != nil {
+		return err
+	}
 	f := counters.ListFilter{Prefix: l.prefix, Limit: counters.MaxListLimit, Fresh: true}
 	ctx, cancel := h.dbContext(c)
 	page, err := l.list(ctx, h.svc, f)
@@ -27,7 +40,12 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	newLines := jsonLines
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	if asCSV {
+		newLines = csvLines
+		c.Set(fiber.HeaderContentType, csvType)
+	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if c.Method() == fiber.MethodHead {
 		// The headers alone: a stream writer would still end a chunked
@@ -39,14 +57,14 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 	// the request's values but not its end.
 	base := context.WithoutCancel(c.UserContext())
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		enc := json.NewEncoder(w)
+		lines := newLines(w)
 		for {
 			for i := range page.Counters {
-				if enc.Encode(toJSON(&page.Counters[i])) != nil {
+				if lines.counter(&page.Counters[i]) != nil {
 					return // the client went away
 				}
 			}
-			if page.NextAfter == nil || w.Flush() != nil {
+			if lines.flush() != nil || page.NextAfter == nil {
 				return
 			}
 			f.After = *page.NextAfter
@@ -54,11 +72,60 @@ func (h *counterHandlers) export(c *fiber.Ctx) error {
 			page, err = l.list(ctx, h.svc, f)
 			cancel()
 			if err != nil {
-				err = toDomain(err)
-				enc.Encode(errorBody{Error: errorDetail{Code: counters.ErrorCode(err), Message: counters.ErrorMessage(err)}})
+				lines.fail(toDomain(err))
 				return
 			}
 		}
 	})
 	return nil
+}
+
+// exportLines is how an export writes its counters: JSON lines or CSV.
+type exportLines interface {
+	counter(c *counters.Counter) error
+	fail(err error) // the line that ends a cut stream
+	flush() error
+}
+
+type jsonExport struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func jsonLines(w *bufio.Writer) exportLines { return jsonExport{w: w, enc: json.NewEncoder(w)} }
+
+func (j jsonExport) counter(c *counters.Counter) error { return j.enc.Encode(toJSON(c)) }
+func (j jsonExport) flush() error                      { return j.w.Flush() }
+func (j jsonExport) fail(err error) {
+	j.enc.Encode(errorBody{Error: errorDetail{Code: counters.ErrorCode(err), Message: counters.ErrorMessage(err)}})
+}
+
+type csvExport struct {
+	w   *bufio.Writer
+	csv *csv.Writer
+}
+
+// csvLines starts a CSV export with its header row.
+func csvLines(w *bufio.Writer) exportLines {
+	out := csvExport{w: w, csv: newCSV(w)}
+	out.csv.Write([]string{"name", "value", "created_at", "updated_at"})
+	return out
+}
+
+func (x csvExport) counter(c *counters.Counter) error {
+	return x.csv.Write([]string{textCell(c.Name), strconv.FormatInt(c.Value, 10),
+		c.CreatedAt.Format(time.RFC3339Nano), c.UpdatedAt.Format(time.RFC3339Nano)})
+}
+
+func (x csvExport) flush() error {
+	x.csv.Flush()
+	if err := x.csv.Error(); err != nil {
+		return err
+	}
+	return x.w.Flush()
+}
+
+func (x csvExport) fail(err error) {
+	x.csv.Write([]string{"error: " + counters.ErrorCode(err) + ": " + counters.ErrorMessage(err)})
+	x.csv.Flush()
 }

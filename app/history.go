@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // public counter (GET /v1/hits/{name}/history, in routePublic).
 type historyHandlers struct {
 	dbBudget
-	svc historyReader
+	svc      historyReader
+	annotate annotator
 }
 
 // historyReader is how the HTTP API reads history (history.Service).
@@ -39,6 +41,8 @@ type seriesJSON struct {
 	To     time.Time   `json:"to"`
 	Points []pointJSON `json:"points"`
 	Total  int64       `json:"total"`
+	// Annotations are those of the range, when annotations=true.
+	Annotations *[]annotationJSON `json:"annotations,omitempty"`
 }
 
 // historyRequest reads ?step=, ?tz=, ?from= and ?to=. The strings are
@@ -60,9 +64,18 @@ func (h *historyHandlers) prefix(c *fiber.Ctx) error {
 	return h.answer(c, r)
 }
 
-// answer checks r before MySQL sees it, then sends the series.
+// answer checks r before MySQL sees it, then sends the series: JSON, with
+// the range's annotations when asked, or CSV.
 func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	q, err := h.svc.Parse(r)
+	if err != nil {
+		return err
+	}
+	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
+	if err != nil {
+		return err
+	}
+	annotated, err := annotationsAsked(c)
 	if err != nil {
 		return err
 	}
@@ -72,12 +85,37 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	if err != nil {
 		return err
 	}
+	if asCSV {
+		return seriesCSV(c, s)
+	}
 	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
 		From: s.From.In(s.Zone), To: s.To.In(s.Zone), Points: make([]pointJSON, len(s.Points)), Total: s.Total}
 	for i, p := range s.Points {
 		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count, Visitors: p.Visitors}
 	}
+	if out.Annotations, err = h.annotate.of(ctx, annotated, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
+		return err
+	}
 	return c.JSON(out)
+}
+
+// seriesCSV is a series as CSV: name,start,end,count, one line per
+// period, its times in the series' zone; a prefix's series has the prefix
+// in the name column.
+func seriesCSV(c *fiber.Ctx, s *history.Series) error {
+	name := s.Name
+	if name == "" {
+		name = s.Prefix
+	}
+	rows := make([][]string, len(s.Points))
+	for i, p := range s.Points {
+		end := s.To
+		if i+1 < len(s.Points) {
+			end = s.Points[i+1].Start
+		}
+		rows[i] = []string{textCell(name), p.Start.In(s.Zone).Format(time.RFC3339), end.In(s.Zone).Format(time.RFC3339), strconv.FormatInt(p.Count, 10)}
+	}
+	return sendCSV(c, []string{"name", "start", "end", "count"}, rows)
 }
 
 // public is a public counter's history: read-only, no token, a name

@@ -313,6 +313,12 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	s.do(t, e, exchange{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "wh/spare", "thresholds": [-5, 5], "direction": "both"}`,
 		headers: []string{admin}, status: 201}).Decode(t, &spareHook)
 	s.do(t, e, exchange{method: "POST", path: "/v1/counters/wh%2Fx/increment", body: `{"by": 10}`, headers: []string{admin}, status: 200})
+	var note struct {
+		ID int64 `json:"id"`
+	}
+	s.do(t, e, exchange{method: "POST", path: "/v1/annotations", body: `{"name": "a", "text": "To be deleted"}`,
+		headers: []string{admin}, status: 201}).Decode(t, &note)
+	n := "/v1/annotations/" + strconv.FormatInt(note.ID, 10)
 	h := "/v1/webhooks/" + strconv.FormatInt(hook.ID, 10)
 	spareH := "/v1/webhooks/" + strconv.FormatInt(spareHook.ID, 10)
 	const ndjson = "Content-Type: application/x-ndjson"
@@ -386,6 +392,18 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: h + "/enable", status: 200},
 		{method: "POST", path: h + "/rotate", status: 200},
 		{method: "DELETE", path: spareH, status: 204},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "a", "text": "Price cut"}`, status: 201},
+		{method: "POST", path: "/v1/annotations", body: `{"prefix": "a", "at": "2025-04-01T09:00:00Z", "text": "Launch"}`, status: 201},
+		{method: "GET", path: "/v1/annotations?name=a&from=2025-01-01&tz=Europe/Berlin", status: 200},
+		{method: "GET", path: "/v1/annotations?prefix=a", status: 200},
+		{method: "DELETE", path: n, status: 204},
+		{method: "GET", path: "/v1/counters/a/history?annotations=true", status: 200},
+		{method: "GET", path: "/v1/counters/a/history?format=csv", status: 200},
+		{method: "GET", path: "/v1/history?prefix=a&annotations=true", headers: []string{"Accept: text/csv"}, status: 200},
+		{method: "GET", path: "/v1/hits/hits%2Fpage/history?annotations=true&format=json", status: 200},
+		{method: "GET", path: "/v1/counters/a/breakdown?by=channel&format=csv", status: 200},
+		{method: "GET", path: "/v1/breakdown?prefix=a&by=name&annotations=true", status: 200},
+		{method: "GET", path: "/v1/export?prefix=a&format=csv", status: 200},
 	}
 	// The documented refusals, each provoked.
 	refused := []exchange{
@@ -446,6 +464,17 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/counters/reset", body: `{"prefix": "a", "all": true}`, status: 400},
 		{method: "POST", path: "/v1/counters/batch", body: `{"increments": [{"name": "a"}]}`, status: 400},
 		{method: "GET", path: "/v1/counters/a/history?from=yesterday", status: 400},
+		{method: "GET", path: "/v1/counters/a/history?format=xml", status: 400},
+		{method: "GET", path: "/v1/counters/a/breakdown?by=channel&annotations=yes", status: 400},
+		{method: "GET", path: "/v1/export?prefix=a&format=tsv", status: 400},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "a", "text": ""}`, status: 400},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "a", "text": "` + strings.Repeat("é", 281) + `"}`, status: 400},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "a", "prefix": "a", "text": "both"}`, status: 400},
+		{method: "POST", path: "/v1/annotations", body: `{"text": "neither"}`, status: 400},
+		{method: "GET", path: "/v1/annotations", status: 400,
+			unwritable: "exactly one of two query parameters: a schema cannot relate two parameters"},
+		{method: "GET", path: "/v1/annotations?name=a&from=soon", status: 400},
+		{method: "DELETE", path: "/v1/annotations/0", status: 400},
 		{method: "GET", path: "/v1/counters/a/history?from=2025-02-01&to=2025-01-01", status: 400,
 			unwritable: "from after to: a schema cannot compare two parameters"},
 		{method: "GET", path: "/v1/hits/hits%2Fpage/badge.svg?label=" + strings.Repeat("x", 65), status: 400},
@@ -513,6 +542,10 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: h + "/deliveries", headers: []string{asReader}, status: 403},
 		{method: "POST", path: h + "/enable", headers: []string{asReader}, status: 403},
 		{method: "POST", path: h + "/rotate", headers: []string{asReader}, status: 403},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "_x", "text": "reserved"}`, status: 403},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "shopA/x", "text": "read only"}`, headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/annotations?prefix=a", headers: []string{asReader}, status: 403},
+		{method: "DELETE", path: n, headers: []string{asReader}, status: 403},
 		// 404 not_found
 		{method: "GET", path: "/v1/counters/nothing", status: 404},
 		{method: "DELETE", path: "/v1/counters/nothing", status: 404},
@@ -536,6 +569,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/webhooks/999999/deliveries", status: 404},
 		{method: "POST", path: "/v1/webhooks/999999/enable", status: 404},
 		{method: "POST", path: "/v1/webhooks/999999/rotate", status: 404},
+		{method: "DELETE", path: n, status: 404},
 		// 409 conflict
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 2}`, headers: []string{"Idempotency-Key: once"}, status: 409},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{"If-None-Match: *"}, status: 409},
@@ -555,6 +589,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: b + "/tickets", announce: 70 << 10, status: 413},
 		{method: "POST", path: "/v1/keys", announce: 70 << 10, status: 413},
 		{method: "POST", path: "/v1/webhooks", announce: 70 << 10, status: 413},
+		{method: "POST", path: "/v1/annotations", announce: 70 << 10, status: 413},
 		// 415 unsupported_media_type: a body that is not JSON by its type
 		{method: "POST", path: "/v1/counters/a/increment", body: `{"by": 1}`, headers: []string{textPlain}, status: 415},
 		{method: "PUT", path: "/v1/counters/a", body: `{"value": 1}`, headers: []string{textPlain}, status: 415},
@@ -564,6 +599,7 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: b + "/tickets", body: `{"title": "X"}`, headers: []string{textPlain}, status: 415},
 		{method: "POST", path: "/v1/keys", body: `{"name": "x", "scopes": ["read"]}`, headers: []string{textPlain}, status: 415},
 		{method: "POST", path: "/v1/webhooks", body: `{"url": "https://93.184.215.14/x", "prefix": "x/", "every": 1}`, headers: []string{textPlain}, status: 415},
+		{method: "POST", path: "/v1/annotations", body: `{"name": "a", "text": "x"}`, headers: []string{textPlain}, status: 415},
 		{method: "POST", path: "/v1/import", body: "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"e.jsonl\"\r\n\r\n{\"name\": \"imp/e\", \"value\": 1}\n\r\n--x--\r\n",
 			headers: []string{"Content-Type: multipart/form-data; boundary=x"}, status: 415}, // curl -F file=@e.jsonl
 		// 422 out_of_range (the reset of every counter above set them to 0)

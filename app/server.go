@@ -143,9 +143,10 @@ func New(o Options) *App {
 
 	budget := dbBudget{o.DBTimeout}
 	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
-		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout}
+		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout,
+		annotate: annotatorOf(o.Capabilities)}
 	h := &counterHandlers{dbBudget: budget, svc: o.Counters, listTTL: o.ListTTL, extra: o.Extra}
-	hist := &historyHandlers{dbBudget: budget, svc: o.History}
+	hist := &historyHandlers{dbBudget: budget, svc: o.History, annotate: r.annotate}
 	hitsH := newHitHandlers(r, o, hist, h.svc)
 	r.public = hitsH
 	// Capabilities first: Fiber tries routes in the order they were added,

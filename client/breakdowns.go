@@ -21,6 +21,8 @@ type BreakdownOptions struct {
 	From, To time.Time
 	TZ       string
 	Limit    int // rows, 1 to 1000; 20 when 0
+	// Annotations asks for the range's annotations (Breakdown.Annotations).
+	Annotations bool
 }
 
 // Breakdown is how a count splits by one label: Rows by count descending
@@ -37,6 +39,8 @@ type Breakdown struct {
 	Total  int64          `json:"total"`
 	Rows   []BreakdownRow `json:"rows"`
 	More   int64          `json:"more"`
+	// Annotations are the range's, by At, when BreakdownOptions asked.
+	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
 // BreakdownRow is one value of a Breakdown.
@@ -68,7 +72,7 @@ func (c *Client) breakdown(ctx context.Context, path, by string, q url.Values) (
 }
 
 func (o BreakdownOptions) query() url.Values {
-	q := HistoryOptions{From: o.From, To: o.To, TZ: o.TZ}.query()
+	q := HistoryOptions{From: o.From, To: o.To, TZ: o.TZ, Annotations: o.Annotations}.query()
 	if o.Limit != 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}

@@ -27,6 +27,9 @@ type HistoryOptions struct {
 	// TZ is its local midnight: time.Date(2026, 4, 1, 0, 0, 0, 0, berlin).
 	From, To time.Time
 	TZ       string // an IANA zone where days and months start; default UTC
+	// Annotations asks for the range's annotations beside the counts
+	// (History.Annotations).
+	Annotations bool
 }
 
 // History is how many increments each period counted.
@@ -39,6 +42,8 @@ type History struct {
 	To     time.Time   `json:"to"`
 	Points []Point     `json:"points"`
 	Total  int64       `json:"total"`
+	// Annotations are the range's, by At, when HistoryOptions asked.
+	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
 // Point is one period of a History; Start carries the zone's offset.
@@ -84,6 +89,9 @@ func (o HistoryOptions) query() url.Values {
 	}
 	if o.TZ != "" {
 		q.Set("tz", o.TZ)
+	}
+	if o.Annotations {
+		q.Set("annotations", "true")
 	}
 	return q
 }

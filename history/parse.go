@@ -44,12 +44,12 @@ func parse(r Request, now time.Time) (Query, error) {
 	var from, to time.Time
 	var err error
 	if r.From != "" {
-		if from, err = parseTime("from", r.From, q.Zone); err != nil {
+		if from, err = ParseTime("from", r.From, q.Zone); err != nil {
 			return q, err
 		}
 	}
 	if r.To != "" {
-		if to, err = parseTime("to", r.To, q.Zone); err != nil {
+		if to, err = ParseTime("to", r.To, q.Zone); err != nil {
 			return q, err
 		}
 	}
@@ -98,9 +98,11 @@ func LoadZone(name string) (*time.Location, error) {
 	return zone, nil
 }
 
-// parseTime reads from or to: an RFC 3339 time, or a local date YYYY-MM-DD,
-// or a month YYYY-MM, both meaning local midnight in zone.
-func parseTime(field, s string, zone *time.Location) (time.Time, error) {
+// ParseTime reads from or to (field names it in the error): an RFC 3339
+// time, or a local date YYYY-MM-DD, or a month YYYY-MM, both meaning local
+// midnight in zone. Every range of the API is read with it (history,
+// breakdowns, annotations).
+func ParseTime(field, s string, zone *time.Location) (time.Time, error) {
 	if strings.Contains(s, "T") {
 		// A "+" of an offset left unescaped in a query string arrives as
 		// a space; no RFC 3339 time has one.

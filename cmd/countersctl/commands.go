@@ -40,6 +40,7 @@ var commands = []command{
 			fs.String("to", "", "the end of the range (not included)")
 			fs.String("tz", "", "the IANA zone where days and months start (default UTC)")
 			fs.Bool("prefix", false, "NAME is a prefix: sum every counter under it")
+			fs.Bool("csv", false, "print the service's CSV instead: name,start,end,count")
 		}, run: history},
 	{words: "breakdown", args: "NAME", minArgs: 1, maxArgs: 1, about: "print VALUE<TAB>COUNT per value of --by, largest first, then (more)<TAB>COUNT for the rest",
 		flags: func(fs *pflag.FlagSet) {
@@ -51,7 +52,23 @@ var commands = []command{
 			fs.Bool("prefix", false, "NAME is a prefix: every counter under it")
 		}, run: breakdown},
 	{words: "watch", args: "NAME", minArgs: 1, maxArgs: 1, about: "print the value, then a line per new value, until interrupted", run: watch, unbounded: true},
-	{words: "export", args: "[PREFIX]", maxArgs: 1, about: "print every counter under PREFIX as JSON lines", run: export},
+	{words: "export", args: "[PREFIX]", maxArgs: 1, about: "print every counter under PREFIX as JSON lines",
+		flags: func(fs *pflag.FlagSet) {
+			fs.Bool("csv", false, "print CSV instead: name,value,created_at,updated_at")
+		}, run: export},
+	{words: "annotate", args: "NAME TEXT", minArgs: 2, maxArgs: 2, about: "annotate the counter (or, with --prefix, every counter under NAME) and print the annotation's id",
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("at", "", "the moment it annotates, RFC 3339 (default now)")
+			fs.Bool("prefix", false, "NAME is a prefix")
+		}, run: annotate},
+	{words: "annotations", args: "NAME", minArgs: 1, maxArgs: 1, about: "print ID<TAB>AT<TAB>NAME or PREFIX*<TAB>TEXT per annotation the counter (or prefix) sees, by AT",
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("from", "", "the earliest moment: RFC 3339, YYYY-MM-DD or YYYY-MM")
+			fs.String("to", "", "the end of the range (not included)")
+			fs.String("tz", "", "the IANA zone of --from and --to (default UTC)")
+			fs.Bool("prefix", false, "NAME is a prefix")
+		}, run: annotationsList},
+	{words: "unannotate", args: "ID", minArgs: 1, maxArgs: 1, about: "delete the annotation", run: unannotate},
 	{words: "import", args: "FILE", minArgs: 1, maxArgs: 1, about: "import JSON lines (FILE, or - for stdin; .gz is gunzipped by the service); print the report",
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("mode", "create", "create (skip existing counters) or overwrite")
@@ -228,6 +245,14 @@ func history(e *env) error {
 	if opts.From, opts.To, err = e.timeRange(opts.TZ); err != nil {
 		return err
 	}
+	if e.str("csv") == "true" {
+		return e.csv(func(w io.Writer) error {
+			if e.str("prefix") == "true" {
+				return e.c.PrefixHistoryCSV(e.ctx, e.args[0], opts, w)
+			}
+			return e.c.HistoryCSV(e.ctx, e.args[0], opts, w)
+		})
+	}
 	var h client.History
 	if e.str("prefix") == "true" {
 		h, err = e.c.PrefixHistory(e.ctx, e.args[0], opts)
@@ -330,12 +355,72 @@ func export(e *env) error {
 	if len(e.args) > 0 {
 		prefix = e.args[0]
 	}
+	return e.csv(func(w io.Writer) error {
+		var err error
+		if e.str("csv") == "true" {
+			_, err = e.c.ExportCSV(e.ctx, prefix, w)
+		} else {
+			_, err = e.c.Export(e.ctx, prefix, w)
+		}
+		return err
+	})
+}
+
+// csv runs write on a buffer of the output, flushed whatever happens.
+func (e *env) csv(write func(w io.Writer) error) error {
 	w := bufio.NewWriter(e.out)
-	_, err := e.c.Export(e.ctx, prefix, w)
+	err := write(w)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+func annotate(e *env) error {
+	req := client.AnnotationRequest{Name: e.args[0], Text: e.args[1]}
+	if e.str("prefix") == "true" {
+		req.Name, req.Prefix = "", e.args[0]
+	}
+	if at := e.str("at"); at != "" {
+		var err error
+		if req.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return usagef("--at must be an RFC 3339 time, not %q", at)
+		}
+	}
+	a, err := e.c.CreateAnnotation(e.ctx, req)
+	if err == nil {
+		e.print("%d", a.ID)
+	}
+	return err
+}
+
+func annotationsList(e *env) error {
+	var r client.AnnotationRange
+	var err error
+	if r.From, r.To, err = e.timeRange(e.str("tz")); err != nil {
+		return err
+	}
+	list := e.c.Annotations
+	if e.str("prefix") == "true" {
+		list = e.c.PrefixAnnotations
+	}
+	as, err := list(e.ctx, e.args[0], r)
+	for _, a := range as {
+		target := a.Name
+		if target == "" {
+			target = a.Prefix + "*"
+		}
+		e.print("%d\t%s\t%s\t%s", a.ID, a.At.Format(time.RFC3339), target, a.Text)
+	}
+	return err
+}
+
+func unannotate(e *env) error {
+	id, err := strconv.ParseInt(e.args[0], 10, 64)
+	if err != nil || id < 1 {
+		return usagef("ID must be a positive integer, not %q", e.args[0])
+	}
+	return e.c.DeleteAnnotation(e.ctx, id)
 }
 
 func importLines(e *env) error {

@@ -482,3 +482,28 @@ func TestVersionHelpSuggestionsAndCompletion(t *testing.T) {
 		}
 	}
 }
+
+// annotate prints the new annotation's id, annotations lists what a name
+// or a prefix sees by its moment, unannotate deletes one; history and
+// export print the service's CSV with --csv.
+func TestAnnotationAndCSVCommands(t *testing.T) {
+	svc := apptest.New(t)
+	vars := []string{"COUNTERS_URL=" + svc.URL}
+	runSession(t, vars, []step{
+		{args: args("inc", "books/Bulldozer", "2"), out: "2\n"},
+		{args: args("annotate", "books/Bulldozer", "Price cut", "--at", "2025-04-01T09:00:00Z"), out: "1\n"},
+		{args: args("annotate", "books/", "Sale", "--prefix", "--at", "2025-04-01T08:00:00+02:00"), out: "2\n"},
+		{args: args("annotate", "books/Bulldozer", ""), code: 1, err: "(invalid_argument)"},
+		{args: args("annotate", "books/Bulldozer", "x", "--at", "soon"), code: 2, err: "--at"},
+		{args: args("annotations", "books/Bulldozer"), out: "2\t2025-04-01T06:00:00Z\tbooks/*\tSale\n1\t2025-04-01T09:00:00Z\tbooks/Bulldozer\tPrice cut\n"},
+		{args: args("annotations", "books/", "--prefix", "--from", "2025-04-01T07:00:00Z"), out: "1\t2025-04-01T09:00:00Z\tbooks/Bulldozer\tPrice cut\n"},
+		{args: args("unannotate", "2"), out: ""},
+		{args: args("unannotate", "2"), code: 1, err: "(not_found)"},
+		{args: args("annotations", "books/Bulldozer", "--from", "2025-04-02"), out: ""},
+		{args: args("history", "books/Bulldozer", "--csv", "--from", "2025-04-01", "--to", "2025-04-03", "--tz", "Europe/Berlin"),
+			out: "name,start,end,count\nbooks/Bulldozer,2025-04-01T00:00:00+02:00,2025-04-02T00:00:00+02:00,0\nbooks/Bulldozer,2025-04-02T00:00:00+02:00,2025-04-03T00:00:00+02:00,0\n"},
+		{args: args("history", "books/", "--prefix", "--csv", "--step", "month", "--from", "2025-01", "--to", "2025-02"),
+			out: "name,start,end,count\nbooks/,2025-01-01T00:00:00Z,2025-02-01T00:00:00Z,0\n"},
+		{args: args("export", "books/", "--csv"), out: `^name,value,created_at,updated_at\nbooks/Bulldozer,2,[0-9TZ:.-]+,[0-9TZ:.-]+\n$`},
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
 
@@ -15,7 +16,11 @@ import (
 func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
+	var db *storage.DB
+	var err error
+	testenv.DriverConfig(func() { // storage.Open sets the driver's global logger, which parallel tests read
+		db, err = storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}

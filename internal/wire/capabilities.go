@@ -60,6 +60,7 @@ var capabilities = []capability{
 	{name: "tickets", build: buildTickets},
 	{name: "live updates", defaults: defaultLive, build: buildLive},
 	{name: "webhooks", defaults: defaultWebhooks, build: buildWebhooks},
+	{name: "annotations", build: buildAnnotations},
 }
 
 // builder is what a capability builds on: the service's core, the
