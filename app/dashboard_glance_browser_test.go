@@ -270,3 +270,76 @@ func TestOwnVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
 		t.Errorf("the pages told %q, want the opt-out and the opt-in confirmed", d)
 	}
 }
+
+// The dashboard's charts, in a real browser, draw the annotations of
+// their range over the bar of their day, the text on hover; and "download
+// CSV" saves what the view shows, the same query as CSV, fetched with the
+// key typed into the page (the service needs a token here).
+func TestDashboardDrawsAnnotationsAndDownloadsCSV(t *testing.T) {
+	const token = "s3cret"
+	e := apptest.New(t, patient, func(c *wire.Config) { c.Keys.AdminToken = token })
+	clock := testenv.NewClock(time.Now())
+	e.Store.Now = clock.Now
+	now := time.Now().UTC()
+	for ago, by := range map[int]int{0: 2, 2: 5, 4: 1} {
+		clock.Set(now.AddDate(0, 0, -ago))
+		for _, book := range []string{"shop%2FBulldozer", "shop%2FRed%20Horse%20Hill"} {
+			e.Do(t, "POST", fmt.Sprintf("/v1/counters/%s/increment?by=%d", book, by), "", bearerOf(token))
+		}
+	}
+	clock.Set(now)
+	cut := time.Date(now.Year(), now.Month(), now.Day()-2, 9, 30, 0, 0, time.UTC)
+	if r := e.Do(t, "POST", "/v1/annotations", fmt.Sprintf(`{"prefix": "shop/", "at": %q, "text": "Price cut to 9.99"}`, cut.Format(time.RFC3339)),
+		bearerOf(token), "Content-Type: application/json"); r.Status != 201 {
+		t.Fatalf("POST /v1/annotations: %d %s", r.Status, r.Body)
+	}
+
+	b := startDevtools(t)
+	downloads := t.TempDir()
+	b.downloadsTo(downloads)
+	page := b.open(e.URL+"/dashboard?prefix=shop/&period=7d&tz=UTC", 1100, 720)
+	page.dashboardReady()
+	page.eval(`document.getElementById('key').value = '`+token+`'; document.getElementById('key-form').requestSubmit()`, nil)
+	page.waitFor("the view with the key", `document.getElementById('signin').hidden && document.querySelector('#report-chart g.annotation')`)
+	page.dashboardReady()
+
+	var marker struct {
+		At, Text, Title string
+		OnItsBar        bool
+	}
+	page.eval(`(() => {
+		const g = document.querySelector('#report-chart g.annotation'), x = +g.querySelector('line').getAttribute('x1');
+		const bar = document.querySelector('#report-chart rect.bar[data-start^="`+cut.Format(time.DateOnly)+`"]');
+		return {At: g.dataset.at, Text: g.dataset.text, Title: g.querySelector('title').textContent,
+			OnItsBar: x > +bar.getAttribute('x') && x < +bar.getAttribute('x') + +bar.getAttribute('width')};
+	})()`, &marker)
+	if marker.Text != "Price cut to 9.99" || !marker.OnItsBar || marker.Title != cut.Format(time.DateOnly)+": Price cut to 9.99" {
+		t.Errorf("the chart's marker: %+v, want the price cut over the bar of %s", marker, cut.Format(time.DateOnly))
+	}
+	if n := page.text(`document.querySelectorAll('#counter-chart g.annotation').length`); n != "1" {
+		t.Errorf("the counter's chart draws %s markers, want the prefix's one", n)
+	}
+	page.screenshot(shotPath(t, "dashboard-annotations.png"))
+
+	for _, link := range []string{"#report-csv", "#bd-name a.csv"} {
+		var a struct{ Href, File string }
+		page.eval(`(a => ({Href: a.href, File: a.getAttribute('download')}))(document.querySelector('`+link+`'))`, &a)
+		page.eval(`document.querySelector('`+link+`').click()`, nil)
+		saved := filepath.Join(downloads, a.File)
+		var got []byte
+		for deadline := time.Now().Add(cdpWait); ; time.Sleep(50 * time.Millisecond) {
+			if b, err := os.ReadFile(saved); err == nil && len(b) > 0 {
+				got = b
+				break
+			}
+			if time.Now().After(deadline) {
+				entries, _ := os.ReadDir(downloads)
+				t.Fatalf("%s: no %s saved within %s (the folder holds %v; the page says %q)", link, a.File, cdpWait, entries, page.text(`document.getElementById('error').textContent`))
+			}
+		}
+		want := e.Do(t, "GET", strings.TrimPrefix(a.Href, e.URL), "", bearerOf(token))
+		if want.Status != 200 || !strings.HasPrefix(want.Header.Get("Content-Type"), "text/csv") || string(got) != string(want.Body) {
+			t.Errorf("%s saved %s:\n%s\nthe API answers %d %s:\n%s", link, a.File, got, want.Status, want.Header.Get("Content-Type"), want.Body)
+		}
+	}
+}

@@ -200,7 +200,7 @@
   // draw renders a series as bars, one per point, each carrying its start
   // and count as data attributes (the browser test reads them back), and
   // its annotations (when the answer has them) as markers over the bar of
-  // their moment, the text on hover.
+  // their moment, the text on hover and listed under the chart.
   function draw(box, series) {
     box.textContent = '';
     var W = 800, H = 200, top = 14, bottom = 30, left = 50;
@@ -224,9 +224,14 @@
       svg.appendChild(r);
       if (i % every === 0) svg.appendChild(el('text', { x: x, y: H - 10 }, label(p.start, series.step)));
     });
+    var notes = document.createElement('ul');
+    notes.className = 'annotations';
     (series.annotations || []).forEach(function (a) {
       var i = pointAt(series, a.at);
       if (i < 0) return;
+      var li = document.createElement('li');
+      li.textContent = label(a.at, series.step === 'month' ? 'day' : series.step) + ' ' + a.text;
+      notes.appendChild(li);
       var x = left + (i + 0.5) * bw;
       var g = el('g', { 'class': 'annotation', tabindex: '0', 'data-at': a.at, 'data-text': a.text });
       g.appendChild(el('title', {}, label(a.at, series.step === 'month' ? 'day' : series.step) + ': ' + a.text));
@@ -239,6 +244,7 @@
     total.textContent = 'total ' + series.total + ' (' + series.step + 's in ' + series.tz + ')';
     box.appendChild(total);
     box.appendChild(svg);
+    if (notes.firstChild) box.appendChild(notes);
   }
 
   // Each chart asks for the annotations of its range; a service without
