@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -107,6 +108,33 @@ func listAccess() access {
 func scopeAccess(a keys.Access) access {
 	return access{desc: accessWord(a) + " scope", check: func(g gate) error {
 		return g.allow(a, keys.Anything())
+	}}
+}
+
+// lookupAccess is the write scope on the target of the resource that the
+// path's :id names (a hook, an annotation), which get looks up, under the
+// route's budget, once the scope is there; the handler takes the resource
+// with checked[T].
+func lookupAccess[T any](desc string, budget dbBudget, get func(ctx context.Context, id int64) (T, error), target func(T) keys.Resource) access {
+	return access{desc: desc, check: func(g gate) error {
+		id, err := positiveParam(g.c, "id")
+		if err != nil {
+			return err
+		}
+		if err := g.allow(keys.Write, keys.Anything()); err != nil {
+			return err
+		}
+		ctx, cancel := budget.dbContext(g.c)
+		defer cancel()
+		v, err := get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := g.allow(keys.Write, target(v)); err != nil {
+			return err
+		}
+		g.c.Locals(localChecked, v)
+		return nil
 	}}
 }
 

@@ -105,29 +105,32 @@ func (a annotationsCapability) annotate(ctx context.Context, name, prefix string
 	return &out, nil
 }
 
-// annotationsAsked reads ?annotations=: true, false, or absent (false).
-func annotationsAsked(c *fiber.Ctx) (bool, error) {
-	switch c.Query("annotations") {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	case "":
-		return false, emptyQuery(c, "annotations")
-	}
-	return false, counters.Errorf(counters.EINVALID, "Query parameter \"annotations\" must be true or false.")
-}
-
 // of is the annotations of a range when asked (nil: not asked, left out
-// of the answer).
-func (a annotator) of(ctx context.Context, asked bool, name, prefix string, from, to time.Time, zone *time.Location) (*[]annotationJSON, error) {
+// of the answer). A public read (public not nil) answers only those on
+// names and prefixes under the public prefixes: a note on a wider prefix
+// that holds a public one ("hits") concerns private names too.
+func (a annotator) of(ctx context.Context, asked bool, public publicNames, name, prefix string, from, to time.Time, zone *time.Location) (*[]annotationJSON, error) {
 	switch {
 	case !asked:
 		return nil, nil
 	case a == nil:
 		return &[]annotationJSON{}, nil
 	}
-	return a(ctx, name, prefix, from, to, zone)
+	list, err := a(ctx, name, prefix, from, to, zone)
+	if err != nil || public == nil {
+		return list, err
+	}
+	kept := (*list)[:0]
+	for _, an := range *list {
+		target := an.Name
+		if target == nil {
+			target = an.Prefix
+		}
+		if public.publicPrefix(*target) == nil {
+			kept = append(kept, an)
+		}
+	}
+	return &kept, nil
 }
 
 // createAnnotationRequest parses {"name" or "prefix", "at", "text"}
@@ -178,29 +181,10 @@ func annotationQueryAccess() access {
 }
 
 // annotationAccess is the write scope on the target of the path's
-// annotation, looked up once the scope is there; the handler takes it with
-// checked[*annotations.Annotation].
+// annotation; the handler takes it with checked[*annotations.Annotation].
 func (h *annotationHandlers) annotationAccess() access {
-	return access{desc: "write annotation's target", check: func(g gate) error {
-		id, err := positiveParam(g.c, "id")
-		if err != nil {
-			return err
-		}
-		if err := g.allow(keys.Write, keys.Anything()); err != nil {
-			return err
-		}
-		ctx, cancel := h.dbContext(g.c)
-		defer cancel()
-		a, err := h.svc.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		if err := g.allow(keys.Write, keys.Target(a.Target, a.IsPrefix)); err != nil {
-			return err
-		}
-		g.c.Locals(localChecked, a)
-		return nil
-	}}
+	return lookupAccess("write annotation's target", h.dbBudget, h.svc.Get,
+		func(a *annotations.Annotation) keys.Resource { return keys.Target(a.Target, a.IsPrefix) })
 }
 
 func (h *annotationHandlers) create(c *fiber.Ctx) error {

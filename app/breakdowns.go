@@ -96,13 +96,13 @@ func breakdownRequest(c *fiber.Ctx) breakdowns.Request {
 func (h *breakdownHandlers) counter(c *fiber.Ctx) error {
 	r := breakdownRequest(c)
 	r.Name = checkedName(c)
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
 func (h *breakdownHandlers) prefix(c *fiber.Ctx) error {
 	r := breakdownRequest(c)
 	r.Prefix = strings.Clone(c.Query("prefix"))
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
 // publicCounter is a public counter's breakdown: read-only, no token, a
@@ -114,7 +114,7 @@ func (h *breakdownHandlers) publicCounter(c *fiber.Ctx) error {
 	}
 	r := breakdownRequest(c)
 	r.Name = name
-	return h.answer(c, r)
+	return h.answer(c, r, h.public)
 }
 
 // publicPrefix is a public prefix's breakdown: the prefix must lie under
@@ -127,20 +127,17 @@ func (h *breakdownHandlers) publicPrefix(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return h.answer(c, r)
+	return h.answer(c, r, h.public)
 }
 
 // answer checks r before MySQL sees it, then sends the breakdown.
-func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
+// public is as for history's answer.
+func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request, public publicNames) error {
 	q, err := h.svc.Parse(r)
 	if err != nil {
 		return err
 	}
-	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
-	if err != nil {
-		return err
-	}
-	annotated, err := annotationsAsked(c)
+	f, err := formOf(c, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
@@ -150,7 +147,7 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	if err != nil {
 		return err
 	}
-	if asCSV {
+	if f.csv {
 		rows := make([][]string, len(b.Rows))
 		for i, row := range b.Rows {
 			rows[i] = []string{textCell(row.Value), strconv.FormatInt(row.Count, 10)}
@@ -162,7 +159,7 @@ func (h *breakdownHandlers) answer(c *fiber.Ctx, r breakdowns.Request) error {
 	for i, row := range b.Rows {
 		out.Rows[i] = breakdownRowJSON{Value: row.Value, Count: row.Count}
 	}
-	if out.Annotations, err = h.annotate.of(ctx, annotated, b.Name, b.Prefix, b.From, b.To, b.Zone); err != nil {
+	if out.Annotations, err = h.annotate.of(ctx, f.annotated, public, b.Name, b.Prefix, b.From, b.To, b.Zone); err != nil {
 		return err
 	}
 	return c.JSON(out)

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/countersvc/countersvc/counters"
 )
 
 // csvType is the media type of every CSV answer (history, breakdowns,
@@ -17,23 +15,32 @@ import (
 // end with CRLF, as RFC 4180 has them).
 const csvType = "text/csv; charset=utf-8"
 
+// form is what a history or breakdown read asks of its answer's form.
+type form struct {
+	csv       bool // CSV instead of JSON (csvAsked)
+	annotated bool // ?annotations=true: the range's annotations beside it (JSON only)
+}
+
+// formOf reads ?format=, Accept and ?annotations= of a read whose JSON is
+// jsonType.
+func formOf(c *fiber.Ctx, jsonType string) (form, error) {
+	asCSV, err := csvAsked(c, jsonType)
+	if err != nil {
+		return form{}, err
+	}
+	annotated, err := queryChoice(c, "annotations", "true", "false")
+	return form{csv: asCSV, annotated: annotated == "true"}, err
+}
+
 // csvAsked says whether a read that answers jsonType by default answers
 // CSV instead: ?format=csv, or no format and an Accept header that
 // prefers text/csv to jsonType. ?format=json is jsonType whatever Accept
 // says; any other format is EINVALID. An Accept that names neither is
 // answered jsonType, as before CSV was there.
 func csvAsked(c *fiber.Ctx, jsonType string) (bool, error) {
-	switch c.Query("format") {
-	case "csv":
-		return true, nil
-	case "json":
-		return false, nil
-	case "":
-		if err := emptyQuery(c, "format"); err != nil {
-			return false, err
-		}
-	default:
-		return false, counters.Errorf(counters.EINVALID, "Query parameter \"format\" must be json or csv.")
+	format, err := queryChoice(c, "format", "json", "csv")
+	if err != nil || format != "" {
+		return format == "csv", err
 	}
 	c.Vary(fiber.HeaderAccept)
 	return c.Accepts(jsonType, "text/csv") == "text/csv", nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -164,4 +165,19 @@ func emptyQuery(c *fiber.Ctx, key string) error {
 		return counters.Errorf(counters.EINVALID, "Query parameter %q must not be empty.", key)
 	}
 	return nil
+}
+
+// queryChoice reads an optional query parameter that takes one of
+// choices: "" when absent, EINVALID when empty or anything else.
+func queryChoice(c *fiber.Ctx, key string, choices ...string) (string, error) {
+	v := c.Query(key)
+	if v == "" {
+		return "", emptyQuery(c, key)
+	}
+	for _, choice := range choices {
+		if v == choice {
+			return choice, nil
+		}
+	}
+	return "", counters.Errorf(counters.EINVALID, "Query parameter %q must be %s.", key, strings.Join(choices, " or "))
 }

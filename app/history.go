@@ -55,27 +55,25 @@ func historyRequest(c *fiber.Ctx) history.Request {
 func (h *historyHandlers) counter(c *fiber.Ctx) error {
 	r := historyRequest(c)
 	r.Name = checkedName(c)
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
 func (h *historyHandlers) prefix(c *fiber.Ctx) error {
 	r := historyRequest(c)
 	r.Prefix = strings.Clone(c.Query("prefix"))
-	return h.answer(c, r)
+	return h.answer(c, r, nil)
 }
 
 // answer checks r before MySQL sees it, then sends the series: JSON, with
-// the range's annotations when asked, or CSV.
-func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
+// the range's annotations when asked, or CSV. public is the public names'
+// rule when the read is public (nil when private): it answers only the
+// annotations on public names and prefixes.
+func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request, public publicNames) error {
 	q, err := h.svc.Parse(r)
 	if err != nil {
 		return err
 	}
-	asCSV, err := csvAsked(c, fiber.MIMEApplicationJSON)
-	if err != nil {
-		return err
-	}
-	annotated, err := annotationsAsked(c)
+	f, err := formOf(c, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
@@ -85,7 +83,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	if err != nil {
 		return err
 	}
-	if asCSV {
+	if f.csv {
 		return seriesCSV(c, s)
 	}
 	out := seriesJSON{Name: s.Name, Prefix: s.Prefix, Step: string(s.Step), TZ: s.Zone.String(),
@@ -93,7 +91,7 @@ func (h *historyHandlers) answer(c *fiber.Ctx, r history.Request) error {
 	for i, p := range s.Points {
 		out.Points[i] = pointJSON{Start: p.Start, Count: p.Count, Visitors: p.Visitors}
 	}
-	if out.Annotations, err = h.annotate.of(ctx, annotated, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
+	if out.Annotations, err = h.annotate.of(ctx, f.annotated, public, s.Name, s.Prefix, s.From, s.To, s.Zone); err != nil {
 		return err
 	}
 	return c.JSON(out)
@@ -128,6 +126,6 @@ func (h *historyHandlers) public(hh *hitHandlers) fiber.Handler {
 		}
 		r := historyRequest(c)
 		r.Name = name
-		return h.answer(c, r)
+		return h.answer(c, r, hh)
 	}
 }

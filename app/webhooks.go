@@ -91,26 +91,8 @@ func Webhooks(svc webhooks.API) Capability {
 // is looked up once the scope is there; the handler takes the hook with
 // checked[*webhooks.Hook].
 func (h *webhookHandlers) hookAccess() access {
-	return access{desc: "write hook's target", check: func(g gate) error {
-		id, err := positiveParam(g.c, "id")
-		if err != nil {
-			return err
-		}
-		if err := g.allow(keys.Write, keys.Anything()); err != nil {
-			return err
-		}
-		ctx, cancel := h.dbContext(g.c)
-		defer cancel()
-		hook, err := h.svc.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		if err := g.allow(keys.Write, keys.Target(hook.Target, hook.IsPrefix)); err != nil {
-			return err
-		}
-		g.c.Locals(localChecked, hook)
-		return nil
-	}}
+	return lookupAccess("write hook's target", h.dbBudget, h.svc.Get,
+		func(hook *webhooks.Hook) keys.Resource { return keys.Target(hook.Target, hook.IsPrefix) })
 }
 
 // createHookRequest parses {"url", "name" or "prefix", "thresholds",

@@ -66,6 +66,18 @@ export interface History {
   to: string;
   points: HistoryPoint[];
   total: number;
+  /** The range's annotations, by `at`, when asked (`annotations=true`). */
+  annotations?: Annotation[];
+}
+
+/** A short text on a counter (`name`) or on every counter under `prefix`, at a moment. */
+export interface Annotation {
+  id: number;
+  name?: string;
+  prefix?: string;
+  at: string;
+  text: string;
+  created_at: string;
 }
 
 /** One value of a breakdown. */
@@ -88,6 +100,8 @@ export interface Breakdown {
   total: number;
   rows: BreakdownRow[];
   more: number;
+  /** The range's annotations, by `at`, when asked (`annotations=true`). */
+  annotations?: Annotation[];
 }
 
 /** A skipped or refused line of an import. */
