@@ -87,15 +87,14 @@ func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 	t.Logf("screenshot of the dashboard: %s", screenshot(t, page, "dashboard.png", "1280,800"))
 }
 
-// screenshot takes a PNG of pageURL in a window of size ("W,H") into a
-// directory that outlives the test, and returns its path.
+// screenshot takes a PNG of pageURL in a window of size ("W,H") where
+// shotPath says, and returns its path.
 func screenshot(tb testing.TB, pageURL, name, size string) string {
 	tb.Helper()
-	dir, err := os.MkdirTemp("", "countersvc-dashboard-")
+	shot, err := filepath.Abs(shotPath(tb, name))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	shot := filepath.Join(dir, name)
 	chromium(tb, "--screenshot="+shot, "--window-size="+size, "--hide-scrollbars", pageURL)
 	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
 		tb.Fatalf("no screenshot at %s: %v", shot, err)
@@ -248,6 +247,9 @@ func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 		t.Errorf("the shop by channel: the dashboard shows %q, want %q", got, want)
 	}
 
-	// docs/breakdowns-page-hits.png is one of these.
-	t.Logf("screenshot of the report: %s", screenshot(t, page, "dashboard-report.png", "1280,1100"))
+	if !strings.Contains(dom, `<small class="credit">IP Geolocation by <a rel="noopener" href="https://db-ip.com">DB-IP</a></small>`) {
+		t.Errorf("with a country database loaded, the countries are not credited; DOM:\n%s", section(t, dom, "bd-country"))
+	}
+
+	t.Logf("screenshot of the report: %s", screenshot(t, page, "breakdowns-page-hits.png", "1280,1100"))
 }

@@ -34,22 +34,13 @@ func renderedDOM(tb testing.TB, pageURL string) string {
 // returns what it wrote to stdout.
 func chromium(tb testing.TB, args ...string) []byte {
 	tb.Helper()
-	if os.Getenv(EnvNoBrowser) == "1" {
-		tb.Skipf("%s=1: browser test skipped", EnvNoBrowser)
-	}
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
-	}
+	bin := chromiumBinary(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + tb.TempDir(),
+	cmd := exec.CommandContext(ctx, bin, append(append(chromiumFlags(tb),
 		// Virtual time runs ahead while the page is idle but waits for the
 		// network, so the snippet's request completes within the budget.
-		"--virtual-time-budget=10000"}, args...)...)
+		"--virtual-time-budget=10000"), args...)...)
 	// Chromium starts helper processes: end them all on timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -61,6 +52,27 @@ func chromium(tb testing.TB, args ...string) []byte {
 		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
 	return out
+}
+
+// chromiumBinary is the browser's path; the test is skipped when
+// EnvNoBrowser says there is none.
+func chromiumBinary(tb testing.TB) string {
+	tb.Helper()
+	if os.Getenv(EnvNoBrowser) == "1" {
+		tb.Skipf("%s=1: browser test skipped", EnvNoBrowser)
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
+	}
+	return bin
+}
+
+// chromiumFlags start headless Chromium with a profile of its own, quiet.
+func chromiumFlags(tb testing.TB) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + tb.TempDir()}
 }
 
 var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)

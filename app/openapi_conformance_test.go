@@ -299,6 +299,9 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "spare", "scopes": ["write"], "expires_at": null}`,
 		headers: []string{admin}, status: 201}).Decode(t, &spare)
 	asReader := bearerOf(reader.Secret)
+	var writer keyed // reads nothing: GET /v1/me is 403
+	s.do(t, e, exchange{method: "POST", path: "/v1/keys", body: `{"name": "till", "scopes": ["write"], "prefixes": ["shopA/"]}`,
+		headers: []string{admin}, status: 201}).Decode(t, &writer)
 	// Hooks on a public address given as an IP, so that creation needs no
 	// DNS; its one event stays pending (only loopback is reachable here).
 	var hook, spareHook struct {
@@ -378,6 +381,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"name": "shop B", "scopes": ["read", "write"], "prefixes": ["shopB/"], "companies": [1]}`, status: 201},
 		{method: "POST", path: "/v1/keys", body: `{"name": "everything", "scopes": ["read"], "prefixes": [""], "expires_at": "2999-01-01T00:00:00Z"}`, status: 201},
 		{method: "GET", path: "/v1/keys", status: 200},
+		{method: "GET", path: "/v1/me", status: 200},
+		{method: "HEAD", path: "/v1/me", status: 200},
 		{method: "GET", path: spareKey, status: 200},
 		{method: "DELETE", path: spareKey, status: 204},
 		{method: "POST", path: "/v1/webhooks", body: `{` + hookURL + `"name": "wh/y", "thresholds": [100]}`, status: 201},
@@ -508,6 +513,8 @@ func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
 		{method: "GET", path: "/v1/counters?prefix=a", headers: []string{asReader}, status: 403},
 		{method: "POST", path: "/v1/counters/reset", body: `{"all": true}`, headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/counters/a/history", headers: []string{asReader}, status: 403},
+		{method: "GET", path: "/v1/me", headers: []string{bearerOf(writer.Secret)}, status: 403},
+		{method: "HEAD", path: "/v1/me", headers: []string{bearerOf(writer.Secret)}, status: 403},
 		{method: "GET", path: "/v1/history?prefix=a", headers: []string{asReader}, status: 403},
 		{method: "GET", path: "/v1/export?prefix=a", headers: []string{asReader}, status: 403},
 		{method: "POST", path: "/v1/import", body: "{\"name\": \"imp/c\", \"value\": 1}\n", headers: []string{ndjson, asReader}, status: 403},

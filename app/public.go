@@ -156,6 +156,7 @@ type pageHits struct {
 func (p *pageHits) routes(r router) {
 	routePublic(r, &hitHandlers{publicRule: p.publicRule, proxies: r.proxies, dbBudget: r.dbBudget, today: p.today,
 		auth: r.auth, keys: r.keys, counters: p.counters})
+	routeMe(r, p.hits) // the dashboard's first read, which says how page hits are counted (me.go)
 }
 
 // routedLast returns caps with the one that answers which names are

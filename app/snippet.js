@@ -17,6 +17,13 @@
  * itself and resumes with the last event's id; browsers without
  * EventSource keep the value of the hit.
  *
+ * Own visits: a browser whose localStorage holds "counters:ignore" =
+ * "true" for the page's site is not counted; the elements still show the
+ * value, read from the live stream (which counts nothing). Opening any
+ * page of the site with #counters:ignore=true sets the flag in that
+ * browser, #counters:ignore=false clears it (the dashboard links to both;
+ * docs/page-hits.md). No other page and no other site sees the flag.
+ *
  * Written in ES5 without dependencies so it runs on any page it is pasted
  * into, and wrapped in try/catch so a failure here never breaks that page:
  * the elements then simply keep their text. No cookies are sent.
@@ -107,19 +114,44 @@
     xhr.send();
   }
 
-  // live shows each value the page's stream sends. Values only move
-  // forward on the stream (the service sees to it), so the latest event
-  // is always the one to show.
-  function live(base, name, defaultFormat) {
+  // live shows each value the page's stream sends, or only the first
+  // when once. Values only move forward on the stream (the service sees
+  // to it), so the latest event is always the one to show.
+  function live(base, name, defaultFormat, once) {
     if (!window.EventSource) return debug('no EventSource: the value stays as counted');
     var es = new EventSource(base + '/v1/hits/' + encodeURIComponent(name) + '/events');
     es.addEventListener('counter', function (ev) {
       try {
+        if (once) es.close();
         var body = JSON.parse(ev.data);
         if (typeof body.value !== 'number' || !isFinite(body.value)) return;
         whenReady(function () { show(name, body.value, defaultFormat); });
       } catch (e) { debug('cannot show live value', e); }
     });
+  }
+
+  // IGNORE is the opt-out flag, kept per site by the browser.
+  var IGNORE = 'counters:ignore';
+
+  // optedOut reads (and, when the page's fragment says so, first sets or
+  // clears) this browser's opt-out for the site. Without localStorage (a
+  // sandboxed frame, storage turned off) the visit is counted.
+  function optedOut() {
+    try {
+      var m = /^#counters:ignore=(true|false)$/.exec(location.hash);
+      if (m) {
+        if (m[1] === 'true') localStorage.setItem(IGNORE, 'true');
+        else localStorage.removeItem(IGNORE);
+        var msg = m[1] === 'true' ? 'Your visits to ' + location.host + ' are no longer counted in this browser.'
+          : 'Your visits to ' + location.host + ' are counted again in this browser.';
+        if (window.console && console.info) console.info('[counter snippet] ' + msg);
+        if (window.history && history.replaceState) history.replaceState(null, '', location.pathname + location.search);
+        if (window.alert) setTimeout(function () { window.alert(msg); }, 0);
+      }
+      return localStorage.getItem(IGNORE) === 'true';
+    } catch (e) {
+      return false;
+    }
   }
 
   // hitQuery says where the visitor came from, for the page's breakdowns:
@@ -147,6 +179,13 @@
     var base = src.slice(0, src.length - SUFFIX.length);
     var name = script.getAttribute('data-name') || ('hits/' + location.host + location.pathname);
     var defaultFormat = script.getAttribute('data-format') || '';
+
+    if (optedOut()) {
+      debug('not counted: this browser opted out (localStorage ' + IGNORE + ')');
+      // The value without a hit: the stream's first event, and (with
+      // data-live) those after it.
+      return live(base, name, defaultFormat, !script.hasAttribute('data-live'));
+    }
 
     request(base + '/v1/hits/' + encodeURIComponent(name) + '?' + hitQuery(), function (err, body) {
       try {

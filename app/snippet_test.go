@@ -9,7 +9,7 @@ import (
 // behaviour is tested in a browser (hits_browser_test.go).
 func TestSnippetJSIsEmbedded(t *testing.T) {
 	t.Parallel()
-	for _, want := range []string{"data-counter-value", "/v1/hits/", "/v1/snippet.js", "credentials: 'omit'"} {
+	for _, want := range []string{"data-counter-value", "/v1/hits/", "/v1/snippet.js", "credentials: 'omit'", "counters:ignore"} {
 		if !bytes.Contains(snippetJS, []byte(want)) {
 			t.Errorf("snippet.js does not mention %q", want)
 		}
