@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/countersvc/countersvc/cache"
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/internal/testenv"
 )
@@ -24,9 +23,7 @@ import (
 func BenchmarkAdmit(b *testing.B) {
 	r := testenv.StartRedis(b)
 	rdb := r.DeadlineClient(b)
-	c := cache.New(counters.Backend{}, rdb, cache.Options{Timeout: 5 * time.Second})
-	b.Cleanup(func() { c.Close() })
-	l := cache.NewHitLimits(c, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: 30 * time.Second, ProxyRate: 600})
+	l := hitLimits(b, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: 30 * time.Second, ProxyRate: 600}, 5*time.Second)
 	ctx := context.Background()
 	var n atomic.Int64
 	before := redisCPU(b, rdb)
