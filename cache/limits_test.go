@@ -19,7 +19,7 @@ const limitTimeout = 100 * time.Millisecond
 
 // hitLimits are the limits on rdb as one process of the service keeps them:
 // on the Redis of its cache, here one with no counters behind it.
-func hitLimits(t *testing.T, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) hits.Limits {
+func hitLimits(t testing.TB, rdb redis.UniversalClient, o cache.HitLimits, timeout time.Duration) hits.Limits {
 	t.Helper()
 	c := cache.New(counters.Backend{}, rdb, cache.Options{Timeout: timeout})
 	t.Cleanup(func() { c.Close() })

@@ -68,6 +68,10 @@ type pipeline struct {
 	argWidth int           // arguments of each script call, after args
 	answer   int           // numbers the script answers each call
 	merge    bool          // one script call for a whole pipeline
+	// growAt, when set, fixes how many pipelines travel: one, and another
+	// beside each in flight only once growAt requests wait for it, rather
+	// than as many as Redis's throughput favours (see the constants).
+	growAt int
 
 	q *batch.Queue[*queued, struct{}]
 }
@@ -91,7 +95,8 @@ type queued struct {
 
 // newPipeline readies p's queue.
 func newPipeline(p pipeline) *pipeline {
-	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, Inline: true, Linger: senderLinger, Choose: chooser})
+	o := batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: p.growAt == 0, GrowAt: p.growAt, Inline: true, Linger: senderLinger, Choose: chooser}
+	p.q = batch.New(p.send, o)
 	return &p
 }
 

@@ -27,7 +27,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/countersvc/countersvc/breakdowns"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -216,7 +215,7 @@ func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error
 	if s.labels.bots != s.bots {
 		known = crawlerUnknown
 	}
-	value, err := s.counters.IncrementWith(ctx, v.Name, 1, breakdowns.Of(labels))
+	value, err := s.counters.IncrementWith(ctx, v.Name, 1, labels.extra)
 	return value, known, err
 }
 
@@ -257,8 +256,13 @@ func (s *Service) identify(ctx context.Context, v Visit) (Hit, *visitor) {
 		hit.Client = day.ID(rateKey(v.Addr), v.Name).String()
 		return hit, &visitor{day: day.Day()}
 	}
-	id := day.ID(v.Addr.String(), v.UserAgent)
-	hit.Client = day.ID(rateKey(v.Addr)).String()
+	addr := v.Addr.String()
+	id := day.ID(addr, v.UserAgent)
+	client := addr // rateKey's, spelt once
+	if v.Addr.Is6() {
+		client = rateKey(v.Addr)
+	}
+	hit.Client = day.ID(client).String()
 	hit.Visitor = day.Of(id, v.Name).String()
 	return hit, &visitor{day: day.Day(), id: id}
 }

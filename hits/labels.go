@@ -12,6 +12,7 @@ import (
 	"github.com/medama-io/go-useragent/agents"
 
 	"github.com/countersvc/countersvc/breakdowns"
+	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/foundation/memo"
 	"github.com/countersvc/countersvc/visitors"
 )
@@ -69,15 +70,25 @@ type Countries interface {
 // labels, and every hit's labels travel with it to its round: so the
 // labeller keeps what it found per agent (by the agent's hash, as Bots
 // does) and hands out one map per distinct set of labels, shared and
-// never written, rather than a map a hit for the garbage collector. Both
-// are memo.Maps of labelsKept entries.
+// never written, rather than a map a hit for the garbage collector, with
+// the increment's form of it (breakdowns.Of) made once too. A page's
+// visitors also come from few referrers: the host of each referring URL
+// is kept as well, by the URL's hash, so that a hit parses none it has
+// seen. All are memo.Maps of labelsKept entries.
 type Labeller struct {
 	countries Countries // nil: every country is Unknown
 	bots      *visitors.Bots
 	agents    *useragent.Parser
 	seed      maphash.Seed
 	agent     *memo.Map[uint64, agentLabels]
-	shared    *memo.Map[labelSet, breakdowns.Labels]
+	hosts     *memo.Map[uint64, string] // hostOf, by the URL's hash
+	shared    *memo.Map[labelSet, labelled]
+}
+
+// labelled are a set of labels, and the same as an increment's Extra.
+type labelled struct {
+	labels breakdowns.Labels
+	extra  counters.Extra
 }
 
 // deviceBot is the device of the agents of the labeller's bots, and of no
@@ -106,7 +117,8 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 		bots = visitors.NewBots()
 	}
 	return &Labeller{countries: countries, bots: bots, agents: useragent.NewParser(), seed: maphash.MakeSeed(),
-		agent: memo.New[uint64, agentLabels](labelsKept), shared: memo.New[labelSet, breakdowns.Labels](labelsKept)}
+		agent: memo.New[uint64, agentLabels](labelsKept), hosts: memo.New[uint64, string](labelsKept),
+		shared: memo.New[labelSet, labelled](labelsKept)}
 }
 
 // Labels returns the labels of a counted hit of v: always referrer,
@@ -118,13 +130,14 @@ func NewLabeller(countries Countries, bots *visitors.Bots) *Labeller {
 // shared with the other hits of the same labels: nobody may write it.
 func (l *Labeller) Labels(v Visit) breakdowns.Labels {
 	labels, _ := l.labels(v)
-	return labels
+	return labels.labels
 }
 
-// labels are Labels(v), and whether v's agent is one of l's bots.
-func (l *Labeller) labels(v Visit) (breakdowns.Labels, bool) {
+// labels are Labels(v) with their Extra, and whether v's agent is one of
+// l's bots.
+func (l *Labeller) labels(v Visit) (labelled, bool) {
 	set := labelSet{
-		referrer:    Referrer(v),
+		referrer:    referrer(v, l.hostOf),
 		country:     l.country(v.Addr),
 		agentLabels: l.agentOf(v.UserAgent),
 		source:      campaignValue(v.Campaign.Source),
@@ -132,8 +145,8 @@ func (l *Labeller) labels(v Visit) (breakdowns.Labels, bool) {
 		campaign:    campaignValue(v.Campaign.Campaign),
 	}
 	bot := set.device == deviceBot
-	if labels, ok := l.shared.Get(set); ok {
-		return labels, bot
+	if kept, ok := l.shared.Get(set); ok {
+		return kept, bot
 	}
 	// The set's strings may be v's memory: the kept ones are copies.
 	set.referrer = strings.Clone(set.referrer)
@@ -143,8 +156,9 @@ func (l *Labeller) labels(v Visit) (breakdowns.Labels, bool) {
 	campaign(labels, LabelSource, set.source)
 	campaign(labels, LabelMedium, set.medium)
 	campaign(labels, LabelCampaign, set.campaign)
-	l.shared.Put(set, labels)
-	return labels, bot
+	kept := labelled{labels: labels, extra: breakdowns.Of(labels)}
+	l.shared.Put(set, kept)
+	return kept, bot
 }
 
 // campaign sets the label key to the campaign value s, unless there is
@@ -161,7 +175,10 @@ func campaign(labels breakdowns.Labels, key, s string) {
 // (RefSent), else the Referer of the request (a badge in a page). Direct
 // when there is none; Internal when the snippet's referrer is the host of
 // the page that counted the hit (the request's Origin, else its Referer).
-func Referrer(v Visit) string {
+func Referrer(v Visit) string { return referrer(v, hostOf) }
+
+// referrer is Referrer, with the hosts of URLs told by host.
+func referrer(v Visit, hostOf func(string) string) string {
 	from := v.Referer
 	if v.RefSent {
 		from = v.Ref
@@ -179,6 +196,21 @@ func Referrer(v Visit) string {
 			return Internal
 		}
 	}
+	return host
+}
+
+// hostOf is the package's hostOf, remembered by the URL's hash: the host
+// it keeps is its own copy, as raw may be the request's memory.
+func (l *Labeller) hostOf(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	h := maphash.String(l.seed, raw)
+	if host, ok := l.hosts.Get(h); ok {
+		return host
+	}
+	host := strings.Clone(hostOf(raw))
+	l.hosts.Put(h, host)
 	return host
 }
 
