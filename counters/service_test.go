@@ -58,6 +58,9 @@ func (f *fakeStore) IncrementMany(_ context.Context, incs []counters.Increment) 
 	return values, nil
 }
 
+// extra is an Extra of the tests' own kind.
+type extra string
+
 // onceStore is fakeStore with idempotent writes and imports.
 type onceStore struct{ fakeStore }
 
@@ -96,7 +99,7 @@ func TestTheServiceChecksEveryRequestBeforeTheStore(t *testing.T) {
 	key := counters.Idempotency{Key: "order-1"}
 	badKey := counters.Idempotency{Key: ""}
 	plus := []counters.Increment{{Name: "a", By: 1}}
-	labels := counters.Labels{"channel": "web"}
+	labels := extra("channel=web") // any comparable Extra: the service carries it unread
 	tests := []struct {
 		name string
 		call func(counters.Service) error
@@ -204,7 +207,7 @@ func TestABackendWithoutOnceOrImportsFailsAsInternal(t *testing.T) {
 	calls := map[string]func() error{
 		"IncrementOnce": func() error { _, _, err := s.IncrementOnce(ctx, key, "a", 1); return err },
 		"IncrementWithOnce": func() error {
-			_, _, err := s.IncrementWithOnce(ctx, key, "a", 1, counters.Labels{"a": "b"})
+			_, _, err := s.IncrementWithOnce(ctx, key, "a", 1, extra("a=b"))
 			return err
 		},
 		"SetOnce":   func() error { _, _, _, err := s.SetOnce(ctx, key, counters.SetRequest{Name: "a"}); return err },
