@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/storetest"
 )
 
 // send makes one request to a process and returns its status and body.
@@ -51,7 +51,7 @@ func newKey(t *testing.T, p *process, body string) (id int64, secret string) {
 // accepted it, within the contract's second.
 func TestRevokedKeyIsRefusedByEveryProcessWithinASecond(t *testing.T) {
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	a, b := startProcess(t, bin, dsn), startProcess(t, bin, dsn)
 	id, secret := newKey(t, a, `{"name": "shop A", "scopes": ["write"], "prefixes": ["shopA/"]}`)
 	incr := func(p *process) int {
@@ -81,7 +81,7 @@ func TestRevokedKeyIsRefusedByEveryProcessWithinASecond(t *testing.T) {
 // start-up.
 func TestSecretsAppearOnlyInTheAnswerThatCreatedThem(t *testing.T) {
 	bin := buildBinary(t)
-	p := startProcess(t, bin, testenv.MySQLDSN(t), "COUNTERS_LOG_LEVEL=debug")
+	p := startProcess(t, bin, storetest.MigratedDSN(t), "COUNTERS_LOG_LEVEL=debug")
 	id, secret := newKey(t, p, `{"name": "shop A", "scopes": ["read"], "prefixes": ["shopA/"]}`)
 	auth := "Authorization: Bearer " + secret
 	var seen []string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersvc/countersvc/internal/apptest"
+	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ import (
 // SIGTERM ends B's stream within a second, and B exits cleanly.
 func TestLiveStreamOnAnotherProcessSeesIncrementsInOrderAndEndsOnSIGTERM(t *testing.T) {
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	redisURL := "COUNTERS_REDIS_URL=" + testenv.StartRedis(t).URL()
 	a, b := startProcess(t, bin, dsn, redisURL), startProcess(t, bin, dsn, redisURL, "COUNTERS_SHUTDOWN_DRAIN=2s")
 

@@ -104,7 +104,7 @@ func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 // value is handed out exactly once. Then SIGTERM stops each cleanly.
 func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	procs := []*process{startProcess(t, bin, dsn), startProcess(t, bin, dsn)}
 
 	const workers, each = 16, 300
@@ -194,7 +194,7 @@ func (p *process) waitExit(t *testing.T, done <-chan error, limit time.Duration)
 // lost on a closing connection shows up as an error here.
 func TestSIGTERMUnderKeepAliveLoadLeavesNoRequestUnanswered(t *testing.T) {
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	store, _ := storetest.OpenStore(t, dsn)
 	for run := 1; run <= 2; run++ {
 		t.Run(fmt.Sprint("run ", run), func(t *testing.T) {

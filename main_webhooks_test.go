@@ -18,6 +18,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/internal/testenv"
 )
 
@@ -110,7 +111,7 @@ func newHook(t *testing.T, p *process, body string) (int64, string) {
 func twoProcessesWithRedis(t *testing.T) ([]*process, *hookReceiver) {
 	t.Helper()
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true", "COUNTERS_REDIS_URL=" + testenv.StartRedis(t).URL()}
 	return []*process{startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)}, newHookReceiver(t, nil)
 }
@@ -175,7 +176,7 @@ func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
 // its answer: another process delivers the event within a minute.
 func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 	bin := buildBinary(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true"}
 	committer, other := startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)
 	// A call that comes before the kill hangs until its caller goes away:
@@ -231,7 +232,7 @@ func TestTheGuidesReceiverAcceptsTheServicesCallsAndRefusesForgedOnes(t *testing
 	if out, err := exec.Command("go", "build", "-o", receiverBin, "./docs/webhook-receiver").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v: %s", err, out)
 	}
-	p := startProcess(t, bin, testenv.MySQLDSN(t), "COUNTERS_WEBHOOK_ALLOW_PRIVATE=true")
+	p := startProcess(t, bin, storetest.MigratedDSN(t), "COUNTERS_WEBHOOK_ALLOW_PRIVATE=true")
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	_, secret := newHook(t, p, `{"url": "http://`+addr+`/hooks/counters", "name": "stock/widget", "thresholds": [0], "direction": "down"}`)
 

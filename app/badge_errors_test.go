@@ -71,8 +71,9 @@ func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
 // The badge takes shields' style and labelColor, as shields spells them.
 func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	env.Do(t, "PUT", "/v1/counters/hits%2Fs", `{"value": 1234}`)
+	env := apptest.Shared(t)
+	p := own()
+	env.Do(t, "PUT", "/v1/counters/hits%2F"+p+"s", `{"value": 1234}`)
 	tests := []struct {
 		query  string
 		status int
@@ -91,7 +92,7 @@ func TestBadgeTakesShieldsStyleAndLabelColor(t *testing.T) {
 		{"color=rgb(1%2C2%2C3)%22%2F%3E%3Cscript%3E", 400, ""},
 	}
 	for _, tc := range tests {
-		res := env.Do(t, "GET", "/v1/counters/hits%2Fs/badge.svg?"+tc.query, "")
+		res := env.Do(t, "GET", "/v1/counters/hits%2F"+p+"s/badge.svg?"+tc.query, "")
 		if res.Status != tc.status {
 			t.Errorf("%s: status %d, want %d; body %s", tc.query, res.Status, tc.status, res.Body)
 			continue

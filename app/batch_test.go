@@ -13,19 +13,20 @@ import (
 // (a repeated name sees the earlier item), values in request order.
 func TestBatchAppliesItemsInRequestOrder(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/revenue%2Fcents", `{"value": 1000}`), 201, "")
+	env := apptest.Shared(t)
+	p := own()
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"revenue%2Fcents", `{"value": 1000}`), 201, "")
 	r := env.Do(t, "POST", "/v1/counters/batch", batchBody(
-		item("books/Bulldozer", 2), item("revenue/cents", 2598), item("books/Bulldozer", -1), item("orders", 0)))
+		item(p+"books/Bulldozer", 2), item(p+"revenue/cents", 2598), item(p+"books/Bulldozer", -1), item(p+"orders", 0)))
 	wantStatus(t, r, 200, "")
-	want := `{"counters":[{"name":"books/Bulldozer","value":2},{"name":"revenue/cents","value":3598},` +
-		`{"name":"books/Bulldozer","value":1},{"name":"orders","value":0}]}`
+	want := strings.ReplaceAll(`{"counters":[{"name":"P-books/Bulldozer","value":2},{"name":"P-revenue/cents","value":3598},`+
+		`{"name":"P-books/Bulldozer","value":1},{"name":"P-orders","value":0}]}`, "P-", p)
 	if string(r.Body) != want {
 		t.Errorf("got %s\nwant %s", r.Body, want)
 	}
-	wantValue(t, env, "books%2FBulldozer", 1)
-	wantValue(t, env, "revenue%2Fcents", 3598)
-	wantValue(t, env, "orders", 0)
+	wantValue(t, env, p+"books%2FBulldozer", 1)
+	wantValue(t, env, p+"revenue%2Fcents", 3598)
+	wantValue(t, env, p+"orders", 0)
 }
 
 // Any failing item fails the whole batch with that item's status and a
@@ -33,13 +34,14 @@ func TestBatchAppliesItemsInRequestOrder(t *testing.T) {
 // created do not exist.
 func TestBatchWithFailingItemChangesNothing(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/big", `{"value": 9223372036854775806}`), 201, "")
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 1, "min": 0}`), 201, "")
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/capped", `{"value": 9, "max": 10}`), 201, "")
+	env := apptest.Shared(t)
+	p := own()
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"big", `{"value": 9223372036854775806}`), 201, "")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"stock", `{"value": 1, "min": 0}`), 201, "")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"capped", `{"value": 9, "max": 10}`), 201, "")
 	many := make([]string, 101)
 	for i := range many {
-		many[i] = item(fmt.Sprint("n", i), 1)
+		many[i] = item(fmt.Sprint(p, "n", i), 1)
 	}
 	tests := []struct {
 		name    string
@@ -48,21 +50,21 @@ func TestBatchWithFailingItemChangesNothing(t *testing.T) {
 		code    string
 		message string // part of the message
 	}{
-		{"overflow", batchBody(item("new", 1), item("big", 1), item("big", 1)), 422, "out_of_range", `increments[2] ("big")`},
-		{"below min", batchBody(item("stock", -1), item("new", 1), item("stock", -1)), 422, "out_of_range", `increments[2] ("stock")`},
-		{"above max", batchBody(item("new", 1), item("capped", 2)), 422, "out_of_range", `increments[1] ("capped")`},
-		{"bad name", batchBody(item("new", 1), item("", 1)), 400, "invalid_argument", "increments[1]"},
-		{"control character", batchBody(item("new", 1), item("a\nb", 1)), 400, "invalid_argument", "increments[1]"},
-		{"reserved name", batchBody(item("new", 1), item("_board/1", 1)), 403, "permission_denied", `increments[1] ("_board/1")`},
-		{"fraction", `{"increments": [{"name": "new", "by": 1}, {"name": "x", "by": 1.5}]}`, 400, "invalid_argument", "increments[1]"},
-		{"missing by", `{"increments": [{"name": "new", "by": 1}, {"name": "x"}]}`, 400, "invalid_argument", "increments[1]"},
-		{"unknown field", `{"increments": [{"name": "new", "by": 1, "step": 2}]}`, 400, "invalid_argument", "increments[0]"},
-		{"item not an object", `{"increments": [{"name": "new", "by": 1}, 7]}`, 400, "invalid_argument", "increments[1]"},
+		{"overflow", batchBody(item(p+"new", 1), item(p+"big", 1), item(p+"big", 1)), 422, "out_of_range", `increments[2] ("` + p + `big")`},
+		{"below min", batchBody(item(p+"stock", -1), item(p+"new", 1), item(p+"stock", -1)), 422, "out_of_range", `increments[2] ("` + p + `stock")`},
+		{"above max", batchBody(item(p+"new", 1), item(p+"capped", 2)), 422, "out_of_range", `increments[1] ("` + p + `capped")`},
+		{"bad name", batchBody(item(p+"new", 1), item("", 1)), 400, "invalid_argument", "increments[1]"},
+		{"control character", batchBody(item(p+"new", 1), item(p+"a\nb", 1)), 400, "invalid_argument", "increments[1]"},
+		{"reserved name", batchBody(item(p+"new", 1), item("_board/1", 1)), 403, "permission_denied", `increments[1] ("_board/1")`},
+		{"fraction", `{"increments": [{"name": "` + p + `new", "by": 1}, {"name": "` + p + `x", "by": 1.5}]}`, 400, "invalid_argument", "increments[1]"},
+		{"missing by", `{"increments": [{"name": "` + p + `new", "by": 1}, {"name": "` + p + `x"}]}`, 400, "invalid_argument", "increments[1]"},
+		{"unknown field", `{"increments": [{"name": "` + p + `new", "by": 1, "step": 2}]}`, 400, "invalid_argument", "increments[0]"},
+		{"item not an object", `{"increments": [{"name": "` + p + `new", "by": 1}, 7]}`, 400, "invalid_argument", "increments[1]"},
 		{"no items", `{"increments": []}`, 400, "invalid_argument", "1 to 100"},
 		{"101 items", batchBody(many...), 400, "invalid_argument", "1 to 100"},
-		{"not a list", `{"increments": {"name": "new", "by": 1}}`, 400, "invalid_argument", "list"},
+		{"not a list", `{"increments": {"name": "` + p + `new", "by": 1}}`, 400, "invalid_argument", "list"},
 		{"no increments", `{}`, 400, "invalid_argument", "increments"},
-		{"unknown top-level field", `{"increments": [{"name": "new", "by": 1}], "dry_run": true}`, 400, "invalid_argument", "dry_run"},
+		{"unknown top-level field", `{"increments": [{"name": "` + p + `new", "by": 1}], "dry_run": true}`, 400, "invalid_argument", "dry_run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,11 +75,11 @@ func TestBatchWithFailingItemChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	wantValue(t, env, "big", 9223372036854775806)
-	wantValue(t, env, "stock", 1)
-	wantValue(t, env, "capped", 9)
+	wantValue(t, env, p+"big", 9223372036854775806)
+	wantValue(t, env, p+"stock", 1)
+	wantValue(t, env, p+"capped", 9)
 	for _, name := range []string{"new", "n0", "x"} {
-		if _, ok := valueOf(t, env, name); ok {
+		if _, ok := valueOf(t, env, p+name); ok {
 			t.Errorf("failed batch created %s", name)
 		}
 	}

@@ -29,7 +29,8 @@ func show(p *int64) any {
 // PUT sets, keeps and removes bounds; the counter's JSON shows them.
 func TestPutManagesBounds(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
+	stock := own() + "stock"
 	tests := []struct {
 		name     string
 		body     string
@@ -51,14 +52,14 @@ func TestPutManagesBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", tt.body), tt.status, tt.code)
-			b := counterBounds(t, env, "stock")
+			wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+stock, tt.body), tt.status, tt.code)
+			b := counterBounds(t, env, stock)
 			if b.Value != tt.value || show(b.Min) != tt.min || show(b.Max) != tt.max {
 				t.Errorf("counter is %d [%v, %v], want %d [%v, %v]", b.Value, show(b.Min), show(b.Max), tt.value, tt.min, tt.max)
 			}
 		})
 	}
-	r := env.Do(t, "GET", "/v1/counters/stock", "")
+	r := env.Do(t, "GET", "/v1/counters/"+stock, "")
 	if got := string(r.Body); !strings.Contains(got, `"value":-100`) || strings.Contains(got, `"min"`) || strings.Contains(got, `"max"`) {
 		t.Errorf("unbounded counter JSON %s", got)
 	}
@@ -68,8 +69,9 @@ func TestPutManagesBounds(t *testing.T) {
 // bounds stay exactly reachable.
 func TestIncrementOutsideBoundsChangesNothing(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/seats", `{"value": 0, "min": 0, "max": 3}`), 201, "")
+	env := apptest.Shared(t)
+	seats := own() + "seats"
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+seats, `{"value": 0, "min": 0, "max": 3}`), 201, "")
 	steps := []struct {
 		by     string
 		status int
@@ -79,11 +81,11 @@ func TestIncrementOutsideBoundsChangesNothing(t *testing.T) {
 		{"-9223372036854775808", 422, 0}, {"9223372036854775807", 422, 0},
 	}
 	for _, s := range steps {
-		r := env.Do(t, "POST", "/v1/counters/seats/increment?by="+s.by, "")
+		r := env.Do(t, "POST", "/v1/counters/"+seats+"/increment?by="+s.by, "")
 		if r.Status != s.status {
 			t.Errorf("by %s: %d %s, want %d", s.by, r.Status, r.Body, s.status)
 		}
-		wantValue(t, env, "seats", s.value)
+		wantValue(t, env, seats, s.value)
 	}
 }
 

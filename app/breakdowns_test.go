@@ -49,7 +49,8 @@ func (b breakdownBody) rowSum() int64 {
 // request.
 func TestInvalidLabelsAre400AndChangeNothing(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
+	p := own()
 	tooMany := make([]string, 9)
 	for i := range tooMany {
 		tooMany[i] = fmt.Sprintf(`"k%d": "v"`, i)
@@ -73,7 +74,7 @@ func TestInvalidLabelsAre400AndChangeNothing(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := fmt.Sprintf("bad%d", i)
+			name := fmt.Sprintf("%sbad%d", p, i)
 			requests := []struct {
 				path, body string
 				headers    []string
@@ -170,7 +171,8 @@ func TestConcurrentLabelledIncrementsAddUpToTheHistory(t *testing.T) {
 // to whole UTC days, and by=name per counter under a prefix.
 func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
+	p := own()
 	for _, req := range []string{
 		`{"by": 5, "labels": {"channel": "web"}}`,
 		`{"by": 3, "labels": {"channel": "shop"}}`,
@@ -178,9 +180,9 @@ func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 		`{"by": 1, "labels": {"region": "EU"}}`,
 		`{"by": 2}`,
 	} {
-		e.Do(t, "POST", "/v1/counters/sales%2Fa/increment", req)
+		e.Do(t, "POST", "/v1/counters/"+p+"sales%2Fa/increment", req)
 	}
-	e.Do(t, "POST", "/v1/counters/batch", `{"increments": [{"name": "sales/b", "by": 4, "labels": {"channel": "web"}}, {"name": "salesx", "by": 50, "labels": {"channel": "web"}}]}`)
+	e.Do(t, "POST", "/v1/counters/batch", `{"increments": [{"name": "`+p+`sales/b", "by": 4, "labels": {"channel": "web"}}, {"name": "`+p+`salesx", "by": 50, "labels": {"channel": "web"}}]}`)
 	type row struct {
 		value string
 		count int64
@@ -192,14 +194,14 @@ func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 		more  int64
 		total int64
 	}{
-		{"/v1/counters/sales%2Fa/breakdown?by=channel", []row{{"web", 5}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 14},
-		{"/v1/counters/sales%2Fa/breakdown?by=channel&limit=2", []row{{"web", 5}, {"(none)", 3}}, 6, 14},
-		{"/v1/counters/sales%2Fa/breakdown?by=region", []row{{"(none)", 13}, {"EU", 1}}, 0, 14},
-		{"/v1/breakdown?prefix=sales/&by=channel", []row{{"web", 9}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 18},
-		{"/v1/breakdown?prefix=sales/&by=name", []row{{"sales/a", 14}, {"sales/b", 4}}, 0, 18},
-		{"/v1/counters/sales%2Fa/breakdown?by=channel&from=2020-01-01&to=2020-02-01", nil, 0, 0},
+		{"/v1/counters/" + p + "sales%2Fa/breakdown?by=channel", []row{{"web", 5}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 14},
+		{"/v1/counters/" + p + "sales%2Fa/breakdown?by=channel&limit=2", []row{{"web", 5}, {"(none)", 3}}, 6, 14},
+		{"/v1/counters/" + p + "sales%2Fa/breakdown?by=region", []row{{"(none)", 13}, {"EU", 1}}, 0, 14},
+		{"/v1/breakdown?prefix=" + p + "sales/&by=channel", []row{{"web", 9}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 18},
+		{"/v1/breakdown?prefix=" + p + "sales/&by=name", []row{{p + "sales/a", 14}, {p + "sales/b", 4}}, 0, 18},
+		{"/v1/counters/" + p + "sales%2Fa/breakdown?by=channel&from=2020-01-01&to=2020-02-01", nil, 0, 0},
 		// A sum, not a series: more days than a history answers at once.
-		{"/v1/counters/sales%2Fa/breakdown?by=channel&from=" + today.AddDate(-5, 0, 0).Format(time.DateOnly), []row{{"web", 5}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 14},
+		{"/v1/counters/" + p + "sales%2Fa/breakdown?by=channel&from=" + today.AddDate(-5, 0, 0).Format(time.DateOnly), []row{{"web", 5}, {"(none)", 3}, {"app", 3}, {"shop", 3}}, 0, 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -215,11 +217,11 @@ func TestBreakdownAnswersRowsByCountThenValue(t *testing.T) {
 	}
 	// Berlin's day starts at 22:00 or 23:00 UTC the day before: the answer
 	// widens it to the UTC days that hold it, and says so.
-	b := getBreakdown(t, e, "/v1/counters/sales%2Fa/breakdown?by=channel&tz=Europe/Berlin&from="+today.Format(time.DateOnly)+"&to="+today.AddDate(0, 0, 1).Format(time.DateOnly))
+	b := getBreakdown(t, e, "/v1/counters/"+p+"sales%2Fa/breakdown?by=channel&tz=Europe/Berlin&from="+today.Format(time.DateOnly)+"&to="+today.AddDate(0, 0, 1).Format(time.DateOnly))
 	if !b.From.Equal(today.AddDate(0, 0, -1)) || !b.To.Equal(today.AddDate(0, 0, 1)) || b.TZ != "Europe/Berlin" || b.Total != 14 {
 		t.Fatalf("from %v to %v tz %s total %d; want the UTC days %v to %v, total 14", b.From, b.To, b.TZ, b.Total, today.AddDate(0, 0, -1), today.AddDate(0, 0, 1))
 	}
-	if r := e.Do(t, "GET", "/v1/counters/nothing/breakdown?by=channel", ""); r.Status != 404 {
+	if r := e.Do(t, "GET", "/v1/counters/"+p+"nothing/breakdown?by=channel", ""); r.Status != 404 {
 		t.Fatalf("a counter with neither value nor history: %d %s", r.Status, r.Body)
 	}
 }

@@ -83,7 +83,7 @@ func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
 // the logs verbatim.
 func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
 	for _, tc := range []struct {
 		name, sent string
 		kept       bool
@@ -124,7 +124,7 @@ func TestRequestIDsAreRandomAndClientIDsValidated(t *testing.T) {
 // 50 µs, well under a typical 0.2 ms request.
 func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
 	e.Do(t, "GET", "/healthz", "")
 	r := e.Do(t, "GET", "/metrics", "")
 	want := `counters_http_request_duration_seconds_bucket{method="GET",route="/healthz",le="5e-05"}`
@@ -138,7 +138,7 @@ func TestLatencyHistogramResolvesFastRequests(t *testing.T) {
 // 501: each in the JSON error shape, with a request id.
 func TestWrongMethodsAnswerInTheErrorShape(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -201,9 +201,10 @@ func TestOversizedBodyHasARequestIDAndIsCounted(t *testing.T) {
 // body until the counter changes.
 func TestCounterReadRevalidatesWithETag(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
-	e.Do(t, "PUT", "/v1/counters/tagged", `{"value": 1}`)
-	first := e.Do(t, "GET", "/v1/counters/tagged", "")
+	e := apptest.Shared(t)
+	path := "/v1/counters/" + own() + "tagged"
+	e.Do(t, "PUT", path, `{"value": 1}`)
+	first := e.Do(t, "GET", path, "")
 	tag := first.Header.Get("ETag")
 	if first.Status != 200 || !strings.HasPrefix(tag, `"`) {
 		t.Fatalf("got %d ETag %q, want 200 and a strong ETag", first.Status, tag)
@@ -219,7 +220,7 @@ func TestCounterReadRevalidatesWithETag(t *testing.T) {
 		{"another tag", `"other"`, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tc.ifNoneMatch)
+			r := e.Do(t, "GET", path, "", "If-None-Match: "+tc.ifNoneMatch)
 			if r.Status != tc.status {
 				t.Fatalf("status %d, want %d", r.Status, tc.status)
 			}
@@ -231,8 +232,8 @@ func TestCounterReadRevalidatesWithETag(t *testing.T) {
 			}
 		})
 	}
-	e.Do(t, "POST", "/v1/counters/tagged/increment", "")
-	r := e.Do(t, "GET", "/v1/counters/tagged", "", "If-None-Match: "+tag)
+	e.Do(t, "POST", path+"/increment", "")
+	r := e.Do(t, "GET", path, "", "If-None-Match: "+tag)
 	if r.Status != 200 || r.Header.Get("ETag") == tag {
 		t.Errorf("after a change: %d ETag %q, want 200 and a new tag", r.Status, r.Header.Get("ETag"))
 	}
@@ -242,7 +243,7 @@ func TestCounterReadRevalidatesWithETag(t *testing.T) {
 // each form revalidates with its own ETag.
 func TestSnippetIsGzippedAndRevalidates(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
 	for _, tc := range []struct {
 		name, acceptEncoding string
 		gzipped              bool
@@ -307,7 +308,8 @@ func announceBodyTo(t *testing.T, e *apptest.Env, method, path string, n int, he
 // unzipped: a few KiB of gzip can unzip to gigabytes.
 func TestGzippedBodiesKeepTheBodyLimit(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
+	path := "/v1/counters/" + own() + "zipped"
 	bomb := gzipped(t, `{"by": 1, "pad": "`+strings.Repeat("x", 10<<20)+`"}`)
 	for _, tc := range []struct {
 		name, body, encoding string
@@ -321,13 +323,13 @@ func TestGzippedBodiesKeepTheBodyLimit(t *testing.T) {
 		{"unknown encoding", `{"by": 1}`, "br", 400, "invalid_argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.Do(t, "POST", "/v1/counters/zipped/increment", tc.body, "Content-Encoding: "+tc.encoding)
+			r := e.Do(t, "POST", path+"/increment", tc.body, "Content-Encoding: "+tc.encoding)
 			if r.Status != tc.status || (tc.code != "" && r.ErrorCode() != tc.code) {
 				t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
 			}
 		})
 	}
-	if r := e.Do(t, "GET", "/v1/counters/zipped", ""); !strings.Contains(string(r.Body), `"value":2`) {
+	if r := e.Do(t, "GET", path, ""); !strings.Contains(string(r.Body), `"value":2`) {
 		t.Errorf("after one gzipped increment by 2 and refusals: %s", r.Body)
 	}
 }
@@ -363,7 +365,8 @@ func rawRequest(t *testing.T, e *apptest.Env, req string) apptest.Response {
 // type; an import has types of its own.
 func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
+	p := own()
 	for _, tc := range []struct {
 		name, contentType, body string
 		status                  int
@@ -380,11 +383,11 @@ func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
 		{"text that says json", "text/json+xml", `{"by": 1}`, 415},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			head := "POST /v1/counters/typed/increment HTTP/1.1\r\nHost: test\r\n"
+			head := "POST /v1/counters/" + p + "typed/increment HTTP/1.1\r\nHost: test\r\n"
 			if tc.contentType != "" {
 				head += "Content-Type: " + tc.contentType + "\r\n"
 			}
-			before := e.Stored(t, "typed")
+			before := e.Stored(t, p+"typed")
 			r := rawRequest(t, e, head+fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(tc.body), tc.body))
 			if r.Status != tc.status {
 				t.Fatalf("got %d %s, want %d", r.Status, r.Body, tc.status)
@@ -393,13 +396,13 @@ func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
 				if r.ErrorCode() != "unsupported_media_type" {
 					t.Errorf("code %s, want unsupported_media_type", r.Body)
 				}
-				if after := e.Stored(t, "typed"); after != before {
+				if after := e.Stored(t, p+"typed"); after != before {
 					t.Errorf("a refused request changed the counter from %d to %d", before, after)
 				}
 			}
 		})
 	}
-	ndjson := "{\"name\": \"typed/imported\", \"value\": 3}\n"
+	ndjson := "{\"name\": \"" + p + "typed/imported\", \"value\": 3}\n"
 	r := rawRequest(t, e, fmt.Sprintf("POST /v1/import HTTP/1.1\r\nHost: test\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n\r\n%s", len(ndjson), ndjson))
 	if r.Status != 200 {
 		t.Errorf("an import of application/x-ndjson: %d %s", r.Status, r.Body)
@@ -411,7 +414,8 @@ func TestBodiesThatAreNotJSONByTheirContentTypeAre415(t *testing.T) {
 // the space is not taken into the counter's name.
 func TestRawSpacesInTheRequestTargetAre400(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.Shared(t)
+	p := own()
 	for _, tc := range []struct{ name, target string }{
 		{"a space", "/v1/counters/bad name/increment"},
 		{"a tab", "/v1/counters/bad\tname/increment"},
@@ -419,7 +423,7 @@ func TestRawSpacesInTheRequestTargetAre400(t *testing.T) {
 		{"DEL", "/v1/counters/bad\x7fname/increment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := rawRequest(t, e, "POST "+tc.target+" HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
+			r := rawRequest(t, e, "POST "+strings.Replace(tc.target, "/v1/counters/", "/v1/counters/"+p, 1)+" HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n")
 			if r.Status != 400 || r.ErrorCode() != "invalid_argument" {
 				t.Fatalf("got %d %s, want 400 invalid_argument", r.Status, r.Body)
 			}
@@ -428,10 +432,10 @@ func TestRawSpacesInTheRequestTargetAre400(t *testing.T) {
 			}
 		})
 	}
-	if r := e.Do(t, "GET", "/v1/counters?prefix=bad", ""); !strings.Contains(string(r.Body), `"counters":[]`) {
+	if r := e.Do(t, "GET", "/v1/counters?prefix="+p+"bad", ""); !strings.Contains(string(r.Body), `"counters":[]`) {
 		t.Errorf("a refused request made a counter: %s", r.Body)
 	}
-	if r := e.Do(t, "POST", "/v1/counters/bad%20name/increment", ""); r.Status != 200 {
+	if r := e.Do(t, "POST", "/v1/counters/"+p+"bad%20name/increment", ""); r.Status != 200 {
 		t.Errorf("the percent-encoded name: %d %s", r.Status, r.Body)
 	}
 }

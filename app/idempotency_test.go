@@ -15,7 +15,8 @@ import (
 // with another key is a new change.
 func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
+	p := own()
 	tests := []struct {
 		name         string
 		method, path string
@@ -25,16 +26,16 @@ func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
 		counter      string
 		afterOne     int64 // the counter's value after the change ran once
 	}{
-		{"increment", "POST", "/v1/counters/books%2FRed%20Horse%20Hill/increment", `{"by": 2}`, `{ "by":2 }`, 200, "books%2FRed%20Horse%20Hill", 2},
-		{"increment default step", "POST", "/v1/counters/sales/increment", ``, `{}`, 200, "sales", 1},
-		{"refund", "POST", "/v1/counters/refunds/increment", `{"by": -3}`, `{"by":-3}`, 200, "refunds", -3},
-		{"put creates", "PUT", "/v1/counters/stock", `{"value": 20, "min": 0}`, `{"min": 0, "value": 20}`, 201, "stock", 20},
-		{"batch", "POST", "/v1/counters/batch", batchBody(item("b/one", 1), item("b/two", 5), item("b/one", 1)),
-			batchBody(item("b/one", 1), item("b/two", 5), item("b/one", 1)), 200, "b%2Fone", 2},
+		{"increment", "POST", "/v1/counters/" + p + "books%2FRed%20Horse%20Hill/increment", `{"by": 2}`, `{ "by":2 }`, 200, "books%2FRed%20Horse%20Hill", 2},
+		{"increment default step", "POST", "/v1/counters/" + p + "sales/increment", ``, `{}`, 200, "sales", 1},
+		{"refund", "POST", "/v1/counters/" + p + "refunds/increment", `{"by": -3}`, `{"by":-3}`, 200, "refunds", -3},
+		{"put creates", "PUT", "/v1/counters/" + p + "stock", `{"value": 20, "min": 0}`, `{"min": 0, "value": 20}`, 201, "stock", 20},
+		{"batch", "POST", "/v1/counters/batch", batchBody(item(p+"b/one", 1), item(p+"b/two", 5), item(p+"b/one", 1)),
+			batchBody(item(p+"b/one", 1), item(p+"b/two", 5), item(p+"b/one", 1)), 200, "b%2Fone", 2},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			key := "order-" + strings.Repeat("x", i) + tt.name
+			key := p + "order-" + strings.Repeat("x", i) + tt.name
 			first := env.Do(t, tt.method, tt.path, tt.body, keyHeader(key))
 			if first.Status != tt.wantStatus {
 				t.Fatalf("first: %d %s, want %d", first.Status, first.Body, tt.wantStatus)
@@ -54,10 +55,10 @@ func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
 					t.Errorf("retry Content-Type %q", ct)
 				}
 			}
-			wantValue(t, env, tt.counter, tt.afterOne)
+			wantValue(t, env, p+tt.counter, tt.afterOne)
 			if tt.method == "POST" {
 				env.Do(t, tt.method, tt.path, tt.body, keyHeader(key+"-2"))
-				if got, _ := valueOf(t, env, tt.counter); got == tt.afterOne {
+				if got, _ := valueOf(t, env, p+tt.counter); got == tt.afterOne {
 					t.Errorf("a new key did not count again: %s = %d", tt.counter, got)
 				}
 			}
@@ -69,37 +70,39 @@ func TestRetryWithSameKeyAppliesOnceAndReturnsFirstAnswer(t *testing.T) {
 // and the refused request changes nothing.
 func TestSameKeyWithDifferentRequestIsConflict(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	first := env.Do(t, "POST", "/v1/counters/sales/increment", `{"by": 2}`, keyHeader("k1"))
+	env := apptest.Shared(t)
+	p := own()
+	first := env.Do(t, "POST", "/v1/counters/"+p+"sales/increment", `{"by": 2}`, keyHeader(p+"k1"))
 	wantStatus(t, first, 200, "")
 	tests := []struct {
 		name         string
 		method, path string
 		body         string
 	}{
-		{"other step", "POST", "/v1/counters/sales/increment", `{"by": 3}`},
-		{"other name", "POST", "/v1/counters/other/increment", `{"by": 2}`},
-		{"put", "PUT", "/v1/counters/sales", `{"value": 2}`},
-		{"batch", "POST", "/v1/counters/batch", batchBody(item("sales", 2))},
+		{"other step", "POST", "/v1/counters/" + p + "sales/increment", `{"by": 3}`},
+		{"other name", "POST", "/v1/counters/" + p + "other/increment", `{"by": 2}`},
+		{"put", "PUT", "/v1/counters/" + p + "sales", `{"value": 2}`},
+		{"batch", "POST", "/v1/counters/batch", batchBody(item(p+"sales", 2))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantStatus(t, env.Do(t, tt.method, tt.path, tt.body, keyHeader("k1")), 409, "conflict")
+			wantStatus(t, env.Do(t, tt.method, tt.path, tt.body, keyHeader(p+"k1")), 409, "conflict")
 		})
 	}
-	wantValue(t, env, "sales", 2)
-	if _, ok := valueOf(t, env, "other"); ok {
+	wantValue(t, env, p+"sales", 2)
+	if _, ok := valueOf(t, env, p+"other"); ok {
 		t.Error("a refused request created a counter")
 	}
 	// PUT's If-None-Match is part of the request too.
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/p", `{"value": 1}`, keyHeader("k2")), 201, "")
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/p", `{"value": 1}`, keyHeader("k2"), "If-None-Match: *"), 409, "conflict")
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/p", `{"value": 1, "max": null}`, keyHeader("k2")), 409, "conflict")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"p", `{"value": 1}`, keyHeader(p+"k2")), 201, "")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"p", `{"value": 1}`, keyHeader(p+"k2"), "If-None-Match: *"), 409, "conflict")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"p", `{"value": 1, "max": null}`, keyHeader(p+"k2")), 409, "conflict")
 }
 
 func TestMalformedIdempotencyKeyIsBadRequest(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
+	p := own()
 	tests := []struct{ name, key string }{
 		{"empty", ""},
 		{"too long", strings.Repeat("k", 256)},
@@ -108,21 +111,21 @@ func TestMalformedIdempotencyKeyIsBadRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, path := range []string{"/v1/counters/sales/increment", "/v1/counters/batch"} {
+			for _, path := range []string{"/v1/counters/" + p + "sales/increment", "/v1/counters/batch"} {
 				body := ""
 				if strings.HasSuffix(path, "batch") {
-					body = batchBody(item("sales", 1))
+					body = batchBody(item(p+"sales", 1))
 				}
 				wantStatus(t, env.Do(t, "POST", path, body, keyHeader(tt.key)), 400, "invalid_argument")
 			}
-			wantStatus(t, env.Do(t, "PUT", "/v1/counters/sales", `{"value": 5}`, keyHeader(tt.key)), 400, "invalid_argument")
+			wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"sales", `{"value": 5}`, keyHeader(tt.key)), 400, "invalid_argument")
 		})
 	}
-	if _, ok := valueOf(t, env, "sales"); ok {
+	if _, ok := valueOf(t, env, p+"sales"); ok {
 		t.Error("a request with a malformed key changed a counter")
 	}
-	for _, key := range []string{strings.Repeat("k", 255), "order 48213 (retry) ~!"} {
-		wantStatus(t, env.Do(t, "POST", "/v1/counters/sales/increment", "", keyHeader(key)), 200, "")
+	for _, key := range []string{p + strings.Repeat("k", 255-len(p)), p + "order 48213 (retry) ~!"} {
+		wantStatus(t, env.Do(t, "POST", "/v1/counters/"+p+"sales/increment", "", keyHeader(key)), 200, "")
 	}
 }
 

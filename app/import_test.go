@@ -58,30 +58,31 @@ func decodeReport(t *testing.T, r apptest.Response) importReport {
 // lines around it are applied.
 func TestImportRefusesEachBadLineAndAppliesTheRest(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
+	p := own()
 	tests := []struct {
 		name, line, reason string
 	}{
-		{"not JSON", `{"name": "x", "value": 1`, "malformed"},
-		{"two objects", `{"name": "x", "value": 1} {}`, "malformed"},
-		{"unknown field", `{"name": "x", "value": 1, "colour": "red"}`, "malformed"},
-		{"no value", `{"name": "x"}`, "malformed"},
+		{"not JSON", `{"name": "` + p + `x", "value": 1`, "malformed"},
+		{"two objects", `{"name": "` + p + `x", "value": 1} {}`, "malformed"},
+		{"unknown field", `{"name": "` + p + `x", "value": 1, "colour": "red"}`, "malformed"},
+		{"no value", `{"name": "` + p + `x"}`, "malformed"},
 		{"no name", `{"value": 1}`, "malformed"},
-		{"fractional value", `{"name": "x", "value": 1.5}`, "malformed"},
-		{"value beyond int64", `{"name": "x", "value": 9223372036854775808}`, "malformed"},
-		{"bad created_at", `{"name": "x", "value": 1, "created_at": "yesterday"}`, "malformed"},
+		{"fractional value", `{"name": "` + p + `x", "value": 1.5}`, "malformed"},
+		{"value beyond int64", `{"name": "` + p + `x", "value": 9223372036854775808}`, "malformed"},
+		{"bad created_at", `{"name": "` + p + `x", "value": 1, "created_at": "yesterday"}`, "malformed"},
 		{"name too long", fmt.Sprintf(`{"name": %q, "value": 1}`, strings.Repeat("n", 256)), "invalid_name"},
 		{"empty name", `{"name": "", "value": 1}`, "invalid_name"},
-		{"control character", `{"name": "a\u0007b", "value": 1}`, "invalid_name"},
+		{"control character", `{"name": "` + p + `a\u0007b", "value": 1}`, "invalid_name"},
 		{"reserved name", `{"name": "_tickets/board/1", "value": 1}`, "reserved"},
-		{"value below min", `{"name": "x", "value": -1, "min": 0}`, "out_of_range"},
-		{"value above max", `{"name": "x", "value": 11, "max": 10}`, "out_of_range"},
-		{"min above max", `{"name": "x", "value": 5, "min": 9, "max": 1}`, "invalid_bounds"},
-		{"line too long", fmt.Sprintf(`{"name": "x", "value": 1, "pad": %q}`, strings.Repeat("p", 70<<10)), "malformed"},
+		{"value below min", `{"name": "` + p + `x", "value": -1, "min": 0}`, "out_of_range"},
+		{"value above max", `{"name": "` + p + `x", "value": 11, "max": 10}`, "out_of_range"},
+		{"min above max", `{"name": "` + p + `x", "value": 5, "min": 9, "max": 1}`, "invalid_bounds"},
+		{"line too long", fmt.Sprintf(`{"name": "`+p+`x", "value": 1, "pad": %q}`, strings.Repeat("p", 70<<10)), "malformed"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before, after := fmt.Sprintf("ok/%d/before", i), fmt.Sprintf("ok/%d/after", i)
+			before, after := fmt.Sprintf("%sok/%d/before", p, i), fmt.Sprintf("%sok/%d/after", p, i)
 			r := env.Do(t, "POST", "/v1/import", importBody(
 				fmt.Sprintf(`{"name": %q, "value": 7}`, before), tc.line, "", fmt.Sprintf(`{"name": %q, "value": 8}`, after)))
 			wantStatus(t, r, 200, "")
@@ -116,25 +117,26 @@ func TestImportCreateSkipsExistingAndOverwriteReplacesThem(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
-			env := apptest.New(t)
-			wantStatus(t, env.Do(t, "PUT", "/v1/counters/old", `{"value": 100, "min": 0}`), 201, "")
+			env := apptest.Shared(t)
+			p := own()
+			wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"old", `{"value": 100, "min": 0}`), 201, "")
 			r := env.Do(t, "POST", "/v1/import?mode="+tc.mode, importBody(
-				`{"name": "old", "value": 5, "max": 50}`,
-				`{"name": "new", "value": -3, "created_at": "2020-01-02T03:04:05Z"}`,
-				`{"name": "twice", "value": 1}`,
-				`{"name": "twice", "value": 2}`))
+				`{"name": "`+p+`old", "value": 5, "max": 50}`,
+				`{"name": "`+p+`new", "value": -3, "created_at": "2020-01-02T03:04:05Z"}`,
+				`{"name": "`+p+`twice", "value": 1}`,
+				`{"name": "`+p+`twice", "value": 2}`))
 			wantStatus(t, r, 200, "")
 			rep := decodeReport(t, r)
 			if rep.Created != tc.created || rep.Overwritten != tc.over || !reflect.DeepEqual(rep.outcomes(), tc.outcomes) {
 				t.Fatalf("report %s", r.Body)
 			}
-			wantValue(t, env, "old", tc.oldValue)
-			wantValue(t, env, "new", -3)
-			wantValue(t, env, "twice", tc.twiceValue)
-			if got := env.Do(t, "GET", "/v1/counters/old", ""); !strings.Contains(string(got.Body), tc.oldBounds) {
+			wantValue(t, env, p+"old", tc.oldValue)
+			wantValue(t, env, p+"new", -3)
+			wantValue(t, env, p+"twice", tc.twiceValue)
+			if got := env.Do(t, "GET", "/v1/counters/"+p+"old", ""); !strings.Contains(string(got.Body), tc.oldBounds) {
 				t.Errorf("old is %s, want bounds %s", got.Body, tc.oldBounds)
 			}
-			if got := env.Do(t, "GET", "/v1/counters/new", ""); !strings.Contains(string(got.Body), `"created_at":"2020-01-02T03:04:05Z"`) {
+			if got := env.Do(t, "GET", "/v1/counters/"+p+"new", ""); !strings.Contains(string(got.Body), `"created_at":"2020-01-02T03:04:05Z"`) {
 				t.Errorf("new is %s, want the line's created_at", got.Body)
 			}
 		})
@@ -226,14 +228,15 @@ func gzipped(t *testing.T, s string) []byte {
 // A gzipped body is read as the plain one.
 func TestImportReadsGzip(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	r := env.Do(t, "POST", "/v1/import", string(gzipped(t, importBody(`{"name": "z/1", "value": 11}`, `{"name": "z/2", "value": 12}`))),
+	env := apptest.Shared(t)
+	p := own()
+	r := env.Do(t, "POST", "/v1/import", string(gzipped(t, importBody(`{"name": "`+p+`z/1", "value": 11}`, `{"name": "`+p+`z/2", "value": 12}`))),
 		"Content-Encoding: gzip")
 	wantStatus(t, r, 200, "")
 	if rep := decodeReport(t, r); rep.Created != 2 {
 		t.Fatalf("report %s", r.Body)
 	}
-	wantValue(t, env, "z%2F2", 12)
+	wantValue(t, env, p+"z%2F2", 12)
 }
 
 // The same Idempotency-Key with the same lines replays the first report
@@ -241,14 +244,15 @@ func TestImportReadsGzip(t *testing.T) {
 // lines or another mode it is 409.
 func TestImportIsIdempotentWithAKey(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	body := importBody(`{"name": "i/a", "value": 1}`, `{"name": "i/b", "value": "bad"}`)
-	first := env.Do(t, "POST", "/v1/import?mode=overwrite", body, "Idempotency-Key: imp-1")
+	env := apptest.Shared(t)
+	p := own()
+	body := importBody(`{"name": "`+p+`i/a", "value": 1}`, `{"name": "`+p+`i/b", "value": "bad"}`)
+	first := env.Do(t, "POST", "/v1/import?mode=overwrite", body, "Idempotency-Key: "+p+"imp-1")
 	wantStatus(t, first, 200, "")
 	if first.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatal("the first import is marked replayed")
 	}
-	wantStatus(t, env.Do(t, "PUT", "/v1/counters/i%2Fa", `{"value": 99}`), 200, "")
+	wantStatus(t, env.Do(t, "PUT", "/v1/counters/"+p+"i%2Fa", `{"value": 99}`), 200, "")
 	tests := []struct {
 		name, path, body string
 		headers          []string
@@ -256,19 +260,19 @@ func TestImportIsIdempotentWithAKey(t *testing.T) {
 	}{
 		{"same lines", "/v1/import?mode=overwrite", body, nil, 200},
 		{"same lines gzipped", "/v1/import?mode=overwrite", string(gzipped(t, body)), []string{"Content-Encoding: gzip"}, 200},
-		{"other lines", "/v1/import?mode=overwrite", importBody(`{"name": "i/a", "value": 2}`), nil, 409},
+		{"other lines", "/v1/import?mode=overwrite", importBody(`{"name": "` + p + `i/a", "value": 2}`), nil, 409},
 		{"other mode", "/v1/import?mode=create", body, nil, 409},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := env.Do(t, "POST", tc.path, tc.body, append(tc.headers, "Idempotency-Key: imp-1")...)
+			r := env.Do(t, "POST", tc.path, tc.body, append(tc.headers, "Idempotency-Key: "+p+"imp-1")...)
 			if r.Status != tc.status {
 				t.Fatalf("got %d %s, want %d", r.Status, r.Body, tc.status)
 			}
 			if tc.status == 200 && (string(r.Body) != string(first.Body) || r.Header.Get("Idempotent-Replayed") != "true") {
 				t.Fatalf("replay %s (replayed %q), want %s", r.Body, r.Header.Get("Idempotent-Replayed"), first.Body)
 			}
-			wantValue(t, env, "i%2Fa", 99)
+			wantValue(t, env, p+"i%2Fa", 99)
 		})
 	}
 }
@@ -369,8 +373,9 @@ func TestImportStreamsManyLines(t *testing.T) {
 // used to read on past its end for leftovers, where fasthttp's chunked
 // reader waits for more instead of answering EOF: five seconds each.
 func TestChunkedImportIsAnsweredOnceItsBodyEnds(t *testing.T) {
-	env := apptest.New(t)
-	req, _ := http.NewRequest("POST", env.URL+"/v1/import", io.MultiReader(strings.NewReader(`{"name": "piped", "value": 7}`+"\n"))) // no length: chunked
+	env := apptest.Shared(t)
+	p := own()
+	req, _ := http.NewRequest("POST", env.URL+"/v1/import", io.MultiReader(strings.NewReader(`{"name": "`+p+`piped", "value": 7}`+"\n"))) // no length: chunked
 	start := time.Now()
 	res, err := env.Client.Do(req)
 	if err != nil {
@@ -380,14 +385,14 @@ func TestChunkedImportIsAnsweredOnceItsBodyEnds(t *testing.T) {
 	if took := time.Since(start); res.StatusCode != 200 || took > 3*time.Second {
 		t.Fatalf("status %d after %v; want 200 as soon as the body ended", res.StatusCode, took)
 	}
-	wantValue(t, env, "piped", 7)
+	wantValue(t, env, p+"piped", 7)
 }
 
 // A report names at most 1,000 skipped or refused lines, counts them all,
 // and says it was cut.
 func TestImportReportIsCapped(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
 	lines := make([]string, 1500)
 	for i := range lines {
 		lines[i] = `{"name": "", "value": 1}`
@@ -421,7 +426,8 @@ func TestImportInvalidatesTheCache(t *testing.T) {
 // also for a body sent in chunks without a Content-Length.
 func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Shared(t)
+	p := own()
 	body := `{"value": 1, "pad": "` + strings.Repeat("x", 70<<10) + `"}`
 	// On a connection of its own, written beside the read of the answer:
 	// the service answers once the limit is passed and closes, and a
@@ -433,7 +439,7 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 	}
 	defer conn.Close()
 	go func() {
-		fmt.Fprint(conn, "PUT /v1/counters/big HTTP/1.1\r\nHost: countersvc\r\nTransfer-Encoding: chunked\r\n\r\n") // no length
+		fmt.Fprint(conn, "PUT /v1/counters/"+p+"big HTTP/1.1\r\nHost: countersvc\r\nTransfer-Encoding: chunked\r\n\r\n") // no length
 		for chunk := range slices.Chunk([]byte(body), 4<<10) {
 			if _, err := fmt.Fprintf(conn, "%x\r\n%s\r\n", len(chunk), chunk); err != nil {
 				return // refused and closed, as it should be
@@ -448,11 +454,11 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	wantStatus(t, apptest.Response{Status: res.StatusCode, Body: b}, 413, "payload_too_large")
-	if _, ok := valueOf(t, env, "big"); ok {
+	if _, ok := valueOf(t, env, p+"big"); ok {
 		t.Fatal("an oversized body set the counter")
 	}
 	// A body under the limit, chunked, is read as before.
-	req, _ := http.NewRequest("PUT", env.URL+"/v1/counters/small", io.MultiReader(strings.NewReader(`{"value": 4}`)))
+	req, _ := http.NewRequest("PUT", env.URL+"/v1/counters/"+p+"small", io.MultiReader(strings.NewReader(`{"value": 4}`)))
 	res, err = env.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +467,7 @@ func TestChunkedBodyOverTheLimitIs413(t *testing.T) {
 	if res.StatusCode != 201 {
 		t.Fatalf("chunked PUT: %d", res.StatusCode)
 	}
-	wantValue(t, env, "small", 4)
+	wantValue(t, env, p+"small", 4)
 }
 
 // MySQL killed in the middle of an import: 503 unavailable with the report

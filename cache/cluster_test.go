@@ -24,7 +24,7 @@ import (
 func TestCacheWorksOnARedisCluster(t *testing.T) {
 	cl := testenv.StartRedisCluster(t)
 	ctx := context.Background()
-	store, _ := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	store, _ := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	// A generous deadline: this test is about keys spread over nodes, and
 	// a loaded machine must not turn a slow answer into a Redis error.
 	const timeout = 2 * time.Second

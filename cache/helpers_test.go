@@ -33,7 +33,7 @@ type stack struct {
 
 func newStack(t *testing.T, o cache.Options) *stack {
 	t.Helper()
-	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	store, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	st := &stack{redis: testenv.StartRedis(t), mysql: &countingStore{Store: store}, reg: prometheus.NewRegistry(), db: db}
 	if o.Timeout == 0 {
 		o.Timeout = cache.DefaultTimeout

@@ -13,13 +13,12 @@ import (
 	"github.com/countersvc/countersvc/coalesce"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
 
 func mustStore(tb testing.TB) *storage.CounterStore {
 	tb.Helper()
-	s, _ := storetest.OpenStore(tb, testenv.MySQLDSN(tb))
+	s, _ := storetest.OpenStore(tb, storetest.MigratedDSN(tb))
 	return s
 }
 
@@ -335,7 +334,7 @@ func TestIncrementsOfManyCountersShareATransactionAndStayExact(t *testing.T) {
 // Two services with their own connection pools, as two processes would
 // have, hammer one counter on one database: every value is handed out once.
 func TestTwoServicesOnOneDatabaseStayExact(t *testing.T) {
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	ctx := context.Background()
 	var svcs []counters.Service
 	for i := 0; i < 2; i++ {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/tickets"
 )
@@ -23,7 +22,7 @@ import (
 // deadlocks of one server and the lost certifications of a Galera cluster
 // (error 1213, see internal/clustertest).
 func TestWritesHeldPastTheLockWaitTimeoutRunAgainWithinTheirDeadline(t *testing.T) {
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	cfg, err := mysql.ParseDSN(storetest.MigratedDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 func mustOpenStore(tb testing.TB) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
-	return storetest.OpenStore(tb, testenv.MySQLDSN(tb))
+	return storetest.OpenStore(tb, storetest.MigratedDSN(tb))
 }
 
 func int64p(v int64) *int64 { return &v }

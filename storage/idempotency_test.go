@@ -8,7 +8,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // Requests retrying one idempotency key while its first request is still
@@ -16,7 +15,7 @@ import (
 // connection each: the rest of the pool keeps serving other requests, and
 // when the first request ends, the others replay its answer.
 func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	s, db := storetest.OpenStore(t, dsn)
 	db.SetMaxOpenConns(3)
 	ctx := context.Background()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
 
@@ -35,7 +34,7 @@ func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn
 				s.Returning, s.Exchanges = path.returning, path.exchanges
 				return s, db
 			}
-			test(t, testenv.MySQLDSN(t), open)
+			test(t, storetest.MigratedDSN(t), open)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
 
@@ -16,7 +15,7 @@ import (
 // still replay them, and no API key's do.
 func TestKeysRecordedBeforeAPIKeysBelongToTheAdminToken(t *testing.T) {
 	ctx := context.Background()
-	s, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	s, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	// Back to the table as 004 left it, with one recorded answer in it.
 	if _, err := db.ExecContext(ctx, "ALTER TABLE idempotency_record DROP PRIMARY KEY, DROP COLUMN key_id, ADD PRIMARY KEY (idem_key)"); err != nil {
 		t.Fatal(err)

@@ -208,7 +208,7 @@ func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
 // own pool, as two processes of the service would.
 func twoProcesses(t *testing.T, bound int) ([]*storage.CounterStore, *storage.DB) {
 	t.Helper()
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	var stores []*storage.CounterStore
 	var db *storage.DB
 	for range 2 {

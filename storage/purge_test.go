@@ -9,13 +9,12 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 )
 
 // The periodic purge started by main deletes expired keys on its own and
 // leaves live ones.
 func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
-	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	store, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	ctx := context.Background()
 	key := func(k string) counters.Idempotency { return counters.Idempotency{Key: k} }
 	store.KeyRetention = time.Millisecond

@@ -62,7 +62,7 @@ func (currencyTally) purges(context.Context, *sql.DB, time.Time) []func(int) (in
 func currencyStore(t *testing.T) *CounterStore {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, testenv.MySQLDSN(t), Options{MaxOpenConns: 8})
+	db, err := Open(ctx, testenv.MigratedDSN(t, Migrate), Options{MaxOpenConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersvc/countersvc/counters"
-	"github.com/countersvc/countersvc/internal/testenv"
+	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/tickets"
 )
@@ -22,7 +22,7 @@ type ticketEnv struct {
 
 func newTicketEnv(tb testing.TB, o storage.TicketStoreOptions) *ticketEnv {
 	tb.Helper()
-	db, err := storage.Open(context.Background(), testenv.MySQLDSN(tb), storage.Options{MaxOpenConns: 16})
+	db, err := storage.Open(context.Background(), storetest.MigratedDSN(tb), storage.Options{MaxOpenConns: 16})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/tickets"
 )
@@ -20,7 +19,7 @@ type fixture struct {
 // database.
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	cs, db := storetest.OpenStore(tb, testenv.MySQLDSN(tb))
+	cs, db := storetest.OpenStore(tb, storetest.MigratedDSN(tb))
 	ts := storage.NewTicketStore(db, storage.TicketStoreOptions{})
 	ctrs := counters.NewService(counters.BackendOf(cs))
 	return &fixture{svc: tickets.NewService(ts, ctrs), counters: ctrs}

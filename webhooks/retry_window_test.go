@@ -111,7 +111,7 @@ type windowed struct {
 func newWindowed(t *testing.T) *windowed {
 	t.Helper()
 	ctx := context.Background()
-	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	store, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	var rec *storage.HookRecorder
 	hooks := storage.NewHookStore(db, func(ctx context.Context) {
 		if err := rec.Reload(ctx); err != nil {

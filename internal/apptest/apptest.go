@@ -254,11 +254,14 @@ func (e *Env) TryDo(method, path, body string, headers ...string) (Response, err
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
 }
 
-// The shared service: one a test binary, with the defaults and without
+// The shared service: one a test binary, with the defaults (its pool sized
+// for four tests at once, see sharedConns) and without
 // Redis, for the tests that need only the HTTP surface and change no
 // setting. They run in parallel (t.Parallel) and use names, boards and
 // companies of their own; a test that needs other settings, a fresh
-// database or a restart starts its own with New. Main stops it when the
+// database, a restart, or a service to itself (its assertions hold only
+// while nothing else loads the service: many concurrent writers with no
+// 503 allowed) starts its own with New. Main stops it when the
 // tests have run.
 var shared struct {
 	once sync.Once
@@ -266,6 +269,12 @@ var shared struct {
 	err  string
 	tb   *processTB
 }
+
+// sharedConns is the shared service's pool of MySQL connections: the
+// default's 32 for each of the four tests that go test -parallel 4 runs at
+// once: with the default pool, one test's requests waited for connections
+// that the others held until their deadline passed (503).
+const sharedConns = 4 * 32
 
 // Shared returns the shared service, starting it on first use.
 func Shared(tb testing.TB) *Env {
@@ -280,7 +289,7 @@ func Shared(tb testing.TB) *Env {
 				shared.err = fmt.Sprint(r)
 			}
 		}()
-		shared.env = New(shared.tb)
+		shared.env = New(shared.tb, func(c *wire.Config) { c.MySQL.MaxOpenConns = sharedConns })
 	})
 	if shared.err != "" {
 		tb.Fatalf("starting the shared service: %s", shared.err)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/countersvc/countersvc/internal/apptest"
@@ -77,6 +78,7 @@ func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
 			continue
 		}
 		t.Run(file, func(t *testing.T) {
+			t.Parallel()
 			runExamples(t, apptest.NewWithCache(t, testenv.StartRedis(t).URL(), settingsOf(t, file)...), examples)
 		})
 	}
@@ -87,6 +89,7 @@ func TestDocumentedExamplesAnswerAsDocumented(t *testing.T) {
 // and Redis (as a newcomer reads one after the other), answer as
 // documented. Without the reset 15 of its answers differ.
 func TestExamplesAnswerAsDocumentedAfterScriptsRunReset(t *testing.T) {
+	t.Parallel()
 	dsn, rd := testenv.MySQLDSN(t), testenv.StartRedis(t)
 	withRedis := func(c *wire.Config) { c.Cache.RedisURL = rd.URL() }
 	first := apptest.NewWithDSN(t, dsn, withRedis)
@@ -154,15 +157,15 @@ func examplesOf(t *testing.T, file string) []readmetest.Example {
 // and a failure names the file and line of the request.
 func runExamples(t *testing.T, env *apptest.Env, examples []readmetest.Example) {
 	dir := t.TempDir() // for the answers and what the examples write, such as badge.svg
-	// What build builds into dir comes first in the examples' PATH.
-	path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	// What build builds comes first in the examples' PATH.
+	path := commands.dir + string(os.PathListSeparator) + os.Getenv("PATH")
 	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool { return readmetest.IsCountersctl(ex.Command) }) {
-		build(t, dir, "./cmd/countersctl")
+		build(t, "./cmd/countersctl")
 	}
 	if slices.ContainsFunc(examples, func(ex readmetest.Example) bool {
 		return slices.ContainsFunc(ex.Setup, func(l string) bool { return strings.Contains(l, receiverRun) })
 	}) {
-		build(t, dir, "./docs/webhook-receiver")
+		build(t, "./docs/webhook-receiver")
 	}
 	script := []string{curlWrapper, ctlWrapper, goWrapper}
 	for i, ex := range examples {
@@ -226,14 +229,44 @@ func checkCommand(t *testing.T, ex readmetest.Example, stdout, stderr []byte) {
 	}
 }
 
-// build builds a command of the repository (./cmd/countersctl) into dir
-// for the examples to run.
-func build(t *testing.T, dir, pkg string) {
+// commands are the repository's commands that the examples run, built
+// into dir (made by TestMain) once a test binary: a go build of one takes
+// a second or more even when its packages are cached, and most files run
+// countersctl.
+var commands struct {
+	dir   string
+	mu    sync.Mutex
+	built map[string]*builtCommand
+}
+
+type builtCommand struct {
+	once sync.Once
+	err  error
+}
+
+// build builds a command of the repository (./cmd/countersctl) into
+// commands.dir for the examples to run, unless it is built already.
+func build(t *testing.T, pkg string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-o", dir, pkg)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v: %s", pkg, err, out)
+	commands.mu.Lock()
+	if commands.built == nil {
+		commands.built = map[string]*builtCommand{}
+	}
+	b := commands.built[pkg]
+	if b == nil {
+		b = &builtCommand{}
+		commands.built[pkg] = b
+	}
+	commands.mu.Unlock()
+	b.once.Do(func() {
+		cmd := exec.Command("go", "build", "-o", commands.dir, pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
 }
 

@@ -58,11 +58,14 @@ var hitOutages = append([]struct {
 // every hit is answered 200, none waits on the limits for more than a
 // timeout (plus the cache's own timeout for its invalidation), and the
 // count is exact: the stored value is the number of hits the processes
-// counted, and every other answered hit was a repeat.
+// counted, and every other answered hit was a repeat. The outages run in
+// parallel, each on servers of its own: a subtest is mostly hits waiting
+// out the timeout (25 s each, one after another four times over).
 func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	for _, outage := range hitOutages {
 		t.Run(outage.Name, func(t *testing.T) {
+			t.Parallel()
 			r := testenv.StartRedis(t)
 			opts := []apptest.Option{hitLimits(r, 100000, 30*time.Second), func(c *wire.Config) {
 				c.Cache.Timeout = timeout
