@@ -189,7 +189,11 @@ export interface KeyRequest {
 /** Which way a crossing counts. */
 export type Direction = "up" | "down" | "both";
 
-/** A webhook calls a URL when a counter crosses a threshold. */
+/**
+ * A webhook calls a URL when a counter crosses a threshold (thresholds,
+ * every, direction), or as an alert when its count over a window rises to
+ * a number (above) or falls under it (below; below 1 is silence).
+ */
 export interface Webhook {
   id: number;
   url: string;
@@ -197,9 +201,14 @@ export interface Webhook {
   name?: string;
   /** every counter under a prefix. */
   prefix?: string;
-  thresholds: number[];
-  every: number | null;
-  direction: Direction;
+  /** A threshold hook's: */
+  thresholds?: number[];
+  every?: number | null;
+  direction?: Direction;
+  /** An alert's: its window ("1h", "2d"), and one of above and below. */
+  window?: string;
+  above?: number;
+  below?: number;
   created_at: string;
   disabled_at: string | null;
 }
@@ -215,7 +224,10 @@ export interface WebhookRotated extends WebhookWithSecret {
   previous_secret_expires_at: string;
 }
 
-/** A new webhook: name or prefix, and thresholds and/or every. */
+/**
+ * A new webhook: name or prefix, and thresholds and/or every, or an
+ * alert's window (5m to 7d) with exactly one of above and below.
+ */
 export interface WebhookRequest {
   url: string;
   name?: string;
@@ -224,10 +236,13 @@ export interface WebhookRequest {
   every?: number;
   /** "up" when left out. */
   direction?: Direction;
+  window?: string;
+  above?: number;
+  below?: number;
 }
 
-/** The body of a webhook's call. */
-export interface WebhookEvent {
+/** The body of a threshold hook's call. */
+export interface ThresholdEvent {
   type: "counter.threshold";
   timestamp: string;
   data: {
@@ -238,6 +253,27 @@ export interface WebhookEvent {
     value: number;
   };
 }
+
+/** The body of an alert's call: when its condition starts and ends to hold. */
+export interface AlertEvent {
+  type: "alert.started" | "alert.ended";
+  timestamp: string;
+  data: {
+    name?: string;
+    prefix?: string;
+    window: string;
+    above?: number;
+    below?: number;
+    /** The window's sum, from history. */
+    sum: number;
+    /** What was summed: from the start of a quarter hour up to to. */
+    from: string;
+    to: string;
+  };
+}
+
+/** The body of a webhook's call. */
+export type WebhookEvent = ThresholdEvent | AlertEvent;
 
 /** One event sent, or being sent, to a webhook. */
 export interface Delivery {

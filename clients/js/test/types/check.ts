@@ -38,7 +38,7 @@ export type Answers = [
   Both<C.Readiness, S["Readiness"]>,
   Both<C.ErrorCode, S["Error"]["error"]["code"]>,
   Both<C.Scope, S["Scope"]>,
-  Both<C.Direction, S["WebhookFields"]["direction"]>,
+  Both<C.Direction, NonNullable<S["WebhookFields"]["direction"]>>,
   Both<{ reset: number }, S["ResetResponse"]>,
   Both<{ counters: C.CounterValue[] }, S["BatchResponse"]>,
 ];
