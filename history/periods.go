@@ -19,7 +19,15 @@ func floor(t time.Time, step Step, loc *time.Location) time.Time {
 	switch step {
 	case Hour:
 		into := time.Duration(lt.Minute())*time.Minute + time.Duration(lt.Second())*time.Second + time.Duration(lt.Nanosecond())
-		return t.Add(-into)
+		start := t.Add(-into)
+		// Where the offset changed by a part of an hour within those
+		// minutes (Lord Howe's 30-minute DST), start is no whole local
+		// hour, so no start that next steps to: the hour that holds t
+		// began at the last whole local hour before it, as next sees it.
+		for i := 0; i < 3*4 && !wholeHour(start, loc); i++ {
+			start = start.Add(-counters.HistoryGrain)
+		}
+		return start
 	case Month:
 		return dayStart(lt.Year(), lt.Month(), 1, loc)
 	}
@@ -40,7 +48,7 @@ func next(start time.Time, step Step, loc *time.Location) time.Time {
 		// it lies on a quarter hour; the 30-minute DST change of
 		// Australia/Lord_Howe makes that hour 30 or 90 minutes long.
 		for t := start.Add(counters.HistoryGrain); t.Sub(start) <= 3*time.Hour; t = t.Add(counters.HistoryGrain) {
-			if l := t.In(loc); l.Minute() == 0 && l.Second() == 0 {
+			if wholeHour(t, loc) {
 				return t
 			}
 		}
@@ -51,19 +59,35 @@ func next(start time.Time, step Step, loc *time.Location) time.Time {
 	return dayStart(lt.Year(), lt.Month(), lt.Day()+1, loc)
 }
 
+// wholeHour reports whether the local clock of loc shows a whole hour at t.
+func wholeHour(t time.Time, loc *time.Location) bool {
+	l := t.In(loc)
+	return l.Minute() == 0 && l.Second() == 0 && l.Nanosecond() == 0
+}
+
 // dayStart is the first instant of the local date y-m-d in loc (time.Date
 // normalizes m and d). Where a DST change skips midnight, time.Date may
 // answer an instant of the day before; the date then starts where the
-// skipped hours end.
+// skipped hours end. Where the clock goes back over midnight (Asia/Amman
+// until 2022, Gaza, Antarctica/Casey, Vostok), time.Date answers the
+// second midnight, and the hour or hours before it, from the first
+// midnight, would lie in no day: the date starts at the first one.
 func dayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
 	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
 	want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC) // the normalized date
+	onDate := func(t time.Time) bool {
+		l := t.In(loc)
+		return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, time.UTC).Equal(want)
+	}
 	for i := 0; i < 24*4; i++ {
 		l := t.In(loc)
 		if !time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, time.UTC).Before(want) {
-			return t
+			break
 		}
 		t = t.Add(counters.HistoryGrain)
+	}
+	for i := 0; i < 24*4 && onDate(t.Add(-counters.HistoryGrain)); i++ {
+		t = t.Add(-counters.HistoryGrain)
 	}
 	return t
 }
