@@ -165,6 +165,17 @@ class Calls(unittest.TestCase):
             self.c.webhook(w.id)
         self.assertEqual(cm.exception.code, Code.NOT_FOUND)
 
+    def test_an_alert_is_made_with_its_window_and_shown_so(self) -> None:
+        w = self.c.create_webhook("http://127.0.0.1:9/hook", prefix=name(self, "shop/"), window="6h", below=1)
+        try:
+            got = self.c.webhook(w.id)
+            self.assertEqual((got.window, got.above, got.below, got.thresholds), ("6h", None, 1, []))
+            with self.assertRaises(countersvc.Error) as cm:
+                self.c.create_webhook("http://127.0.0.1:9/hook", name=name(self, "x"), window="1m", above=5)
+            self.assertEqual(cm.exception.code, Code.INVALID_ARGUMENT)
+        finally:
+            self.c.delete_webhook(w.id)
+
 
 class Keys(unittest.TestCase):
     def test_a_key_works_within_its_prefixes_and_stops_once_deleted(self) -> None:

@@ -623,14 +623,19 @@ class Client:
         thresholds: Optional[Sequence[int]] = None,
         every: Optional[int] = None,
         direction: Optional[str] = None,
+        window: Optional[str] = None,
+        above: Optional[int] = None,
+        below: Optional[int] = None,
         timeout: Optional[float] = None,
     ) -> Webhook:
         """Makes a webhook on ``name`` or ``prefix``, with ``thresholds``
-        and/or ``every``, ``direction`` up (default), down or both, and
-        returns it with its secret. Errors: invalid_argument (such as a URL
-        that resolves to a private address)."""
+        and/or ``every``, ``direction`` up (default), down or both, or an
+        alert: ``window`` (5m to 7d) with one of ``above`` and ``below``;
+        and returns it with its secret. Errors: invalid_argument (such as a
+        URL that resolves to a private address)."""
         payload: Dict[str, Any] = {"url": url}
-        for k, v in (("name", name), ("prefix", prefix), ("every", every), ("direction", direction)):
+        for k, v in (("name", name), ("prefix", prefix), ("every", every), ("direction", direction),
+                     ("window", window), ("above", above), ("below", below)):
             if v is not None:
                 payload[k] = v
         if thresholds is not None:

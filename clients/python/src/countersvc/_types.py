@@ -284,8 +284,10 @@ class Ticket:
 
 @dataclass
 class Webhook:
-    """Calls a URL when a counter crosses a threshold. ``id`` is text: the
-    API leaves open whether it is a number or a string."""
+    """Calls a URL when a counter crosses a threshold (``thresholds``,
+    ``every``, ``direction``), or as an alert when the count over
+    ``window`` rises to ``above`` or falls under ``below``. ``id`` is text:
+    the API leaves open whether it is a number or a string."""
 
     id: str
     url: str
@@ -301,6 +303,9 @@ class Webhook:
     secret: Optional[str] = None
     #: in rotate_webhook_secret's answer: until when the replaced secret signs too
     previous_secret_expires_at: Optional[dt.datetime] = None
+    window: Optional[str] = None  #: an alert's window, such as "1h" or "2d"
+    above: Optional[int] = None  #: an alert that holds while the window's sum is >= above
+    below: Optional[int] = None  #: an alert that holds while it is < below (1: silence)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Webhook":
@@ -308,6 +313,7 @@ class Webhook:
             str(d["id"]), d["url"], d.get("direction", ""), _time(d.get("created_at")) or _epoch(),
             d.get("name"), d.get("prefix"), list(d.get("thresholds") or []), d.get("every"),
             _time(d.get("disabled_at")), d.get("secret"), _time(d.get("previous_secret_expires_at")),
+            d.get("window"), d.get("above"), d.get("below"),
         )
 
 
