@@ -40,7 +40,8 @@ type AlertStore interface {
 	MoveAlert(ctx context.Context, h *Hook, holds bool, at time.Time, body []byte) (bool, error)
 }
 
-// AlertEvery is how often each process evaluates every alert: twice a
+// AlertEvery is how often each process evaluates every alert by default
+// (Evaluator.Every): twice a
 // minute, so that a transition is recorded within the minute however long
 // a pass takes.
 const AlertEvery = 30 * time.Second
@@ -57,12 +58,18 @@ type Evaluator struct {
 	Log    *slog.Logger
 	// OnRecord is told after an event was recorded (the relay's Wake).
 	OnRecord func()
+	// Every is how often Run evaluates; default AlertEvery.
+	Every time.Duration
 }
 
-// Run evaluates every AlertEvery until ctx ends; a pass that fails is
+// Run evaluates every Every until ctx ends; a pass that fails is
 // logged and the next one goes on.
 func (e *Evaluator) Run(ctx context.Context) {
-	deadline.Every(ctx, AlertEvery, func(ctx context.Context) {
+	every := e.Every
+	if every <= 0 {
+		every = AlertEvery
+	}
+	deadline.Every(ctx, every, func(ctx context.Context) {
 		if _, err := e.Pass(ctx); err != nil && ctx.Err() == nil {
 			e.log().Warn("webhooks: evaluating the alerts failed; the next pass tries again", "error", err)
 		}

@@ -59,6 +59,7 @@ type report struct {
 	hits       *hitsResult
 	keys       *keysResult
 	webhooks   *webhooksResult
+	alerts     *alertsResult
 	tickets    *ticketsResult
 	history    *historyResult
 	breakdowns *breakdownsResult
@@ -196,6 +197,12 @@ func (r *report) write(dir string) error {
 		row(fmt.Sprintf("hot counter, %d conns: API key scoped to its prefix %s/s over the admin token %s/s", targetConns, num(k.scoped.RPS), num(k.admin.RPS)),
 			ratio(k.scoped.RPS, k.admin.RPS), ">= 0.95x", k.scoped.RPS >= 0.95*k.admin.RPS)
 	}
+	if a := r.alerts; a != nil {
+		row(fmt.Sprintf("hot counter, %d conns: %d alerts evaluated every second %s/s over none %s/s", targetConns, alertHooks, num(a.hot.RPS), num(a.hotNone.RPS)),
+			ratio(a.hot.RPS, a.hotNone.RPS), ">= 0.97x", a.hot.RPS >= 0.97*a.hotNone.RPS)
+		row(fmt.Sprintf("page hits, %d conns: %d alerts evaluated every second %s/s over none %s/s", targetConns, alertHooks, num(a.hits.RPS), num(a.hitsNone.RPS)),
+			ratio(a.hits.RPS, a.hitsNone.RPS), ">= 0.97x", a.hits.RPS >= 0.97*a.hitsNone.RPS)
+	}
 	if w := r.webhooks; w != nil {
 		row(fmt.Sprintf("hot counter, %d conns: %d hooks watching (none crossing) %s/s over no hook watching %s/s", targetConns, webhookHooks, num(w.watched.RPS), num(w.unwatched.RPS)),
 			ratio(w.watched.RPS, w.unwatched.RPS), ">= 0.95x", w.watched.RPS >= 0.95*w.unwatched.RPS)
@@ -292,6 +299,9 @@ func (r *report) httpBad() int64 {
 	}
 	if w := r.webhooks; w != nil {
 		loads = append(loads, w.watched, w.unwatched)
+	}
+	if a := r.alerts; a != nil {
+		loads = append(loads, a.hot, a.hotNone, a.hits, a.hitsNone)
 	}
 	for _, c := range r.cores {
 		loads = append(loads, c.uniform, c.hot, c.hits)

@@ -8,6 +8,7 @@ import (
 	"github.com/countersvc/countersvc/cache"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/webhooks"
+	"time"
 )
 
 // Webhooks is the webhooks' (package webhooks: its service, guard and relay).
@@ -15,6 +16,9 @@ type Webhooks struct {
 	AllowPrivate bool `env:"COUNTERS_WEBHOOK_ALLOW_PRIVATE"`
 	MaxPerKey    int  `env:"COUNTERS_WEBHOOK_MAX_PER_KEY"`
 	Workers      int  `env:"COUNTERS_WEBHOOK_WORKERS"`
+	// AlertsEvery is how often each process evaluates every alert; the
+	// contract allows an alert at most a minute late.
+	AlertsEvery time.Duration `env:"COUNTERS_WEBHOOK_ALERTS_EVERY"`
 }
 
 // Validate checks the webhooks' settings.
@@ -22,12 +26,15 @@ func (w Webhooks) Validate() error {
 	if w.MaxPerKey < 1 || w.Workers < 1 {
 		return errors.New("COUNTERS_WEBHOOK_MAX_PER_KEY and COUNTERS_WEBHOOK_WORKERS: must be at least 1")
 	}
+	if w.AlertsEvery < time.Second || w.AlertsEvery > time.Minute {
+		return errors.New("COUNTERS_WEBHOOK_ALERTS_EVERY: must be from 1s to 1m (an alert is at most a minute late)")
+	}
 	return nil
 }
 
 // defaultWebhooks is the webhooks' block of Defaults.
 func defaultWebhooks(c *Config) {
-	c.Webhooks = Webhooks{MaxPerKey: webhooks.DefaultMaxPerKey, Workers: webhooks.DefaultWorkers}
+	c.Webhooks = Webhooks{MaxPerKey: webhooks.DefaultMaxPerKey, Workers: webhooks.DefaultWorkers, AlertsEvery: webhooks.AlertEvery}
 }
 
 // buildWebhooks: crossings recorded inside each change's transaction (one
@@ -80,7 +87,7 @@ func buildWebhooks(b *builder) (app.Capability, error) {
 	// every process evaluates them, and the store records each transition
 	// once.
 	counts := storage.HistoryOf(s.Store)
-	alerts := &webhooks.Evaluator{Store: s.Hooks, Counts: counts, Now: b.now, Log: log, OnRecord: s.Relay.Wake}
+	alerts := &webhooks.Evaluator{Store: s.Hooks, Counts: counts, Now: b.now, Log: log, OnRecord: s.Relay.Wake, Every: cfg.AlertsEvery}
 	b.job("webhook alerts", alerts.Run)
 	return app.Webhooks(webhooks.NewService(s.Hooks, webhooks.Options{MaxPerKey: cfg.MaxPerKey, Guard: guard, Now: b.now, Counts: counts})), nil
 }
