@@ -8,9 +8,9 @@ import (
 )
 
 // The alerts scenario: what rate and silence alerts cost increments and
-// page hits. On an instance that evaluates every alert each second
-// (COUNTERS_WEBHOOK_ALERTS_EVERY=1s, thirty times as often as by default,
-// so that every run holds passes), the hot counter and page hits are
+// page hits. On an instance that evaluates every alert every 5 s
+// (COUNTERS_WEBHOOK_ALERTS_EVERY=5s, six times as often as by default, so
+// that most runs of a few seconds hold a pass), the hot counter and page hits are
 // measured with alertHooks alerts registered and with none, alternating:
 // each run first registers or deletes them. The alerts watch the hot
 // counter's name and the prefixes of both loads, over windows from 5

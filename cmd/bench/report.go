@@ -198,9 +198,9 @@ func (r *report) write(dir string) error {
 			ratio(k.scoped.RPS, k.admin.RPS), ">= 0.95x", k.scoped.RPS >= 0.95*k.admin.RPS)
 	}
 	if a := r.alerts; a != nil {
-		row(fmt.Sprintf("hot counter, %d conns: %d alerts evaluated every second %s/s over none %s/s", targetConns, alertHooks, num(a.hot.RPS), num(a.hotNone.RPS)),
+		row(fmt.Sprintf("hot counter, %d conns: %d alerts evaluated every 5 s %s/s over none %s/s", targetConns, alertHooks, num(a.hot.RPS), num(a.hotNone.RPS)),
 			ratio(a.hot.RPS, a.hotNone.RPS), ">= 0.97x", a.hot.RPS >= 0.97*a.hotNone.RPS)
-		row(fmt.Sprintf("page hits, %d conns: %d alerts evaluated every second %s/s over none %s/s", targetConns, alertHooks, num(a.hits.RPS), num(a.hitsNone.RPS)),
+		row(fmt.Sprintf("page hits, %d conns: %d alerts evaluated every 5 s %s/s over none %s/s", targetConns, alertHooks, num(a.hits.RPS), num(a.hitsNone.RPS)),
 			ratio(a.hits.RPS, a.hitsNone.RPS), ">= 0.97x", a.hits.RPS >= 0.97*a.hitsNone.RPS)
 	}
 	if w := r.webhooks; w != nil {
