@@ -27,12 +27,7 @@ type annotationJSON struct {
 // annotations beside it; UTC otherwise).
 func annotationToJSON(a *annotations.Annotation, zone *time.Location) annotationJSON {
 	out := annotationJSON{ID: a.ID, At: a.At.In(zone), Text: a.Text, CreatedAt: a.CreatedAt}
-	target := a.Target
-	if a.IsPrefix {
-		out.Prefix = &target
-	} else {
-		out.Name = &target
-	}
+	out.Name, out.Prefix = nameOrPrefix(a.Target, a.IsPrefix)
 	return out
 }
 

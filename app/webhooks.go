@@ -57,13 +57,17 @@ func hookToJSON(h *webhooks.Hook) hookJSON {
 			out.Every = &h.Every
 		}
 	}
-	target := h.Target
-	if h.IsPrefix {
-		out.Prefix = &target
-	} else {
-		out.Name = &target
-	}
+	out.Name, out.Prefix = nameOrPrefix(h.Target, h.IsPrefix)
 	return out
+}
+
+// nameOrPrefix is a target as hooks and annotations show it: "name", or
+// "prefix" when it is one.
+func nameOrPrefix(target string, isPrefix bool) (name, prefix *string) {
+	if isPrefix {
+		return nil, &target
+	}
+	return &target, nil
 }
 
 // deliveryJSON is one delivery; Event is the body exactly as sent.
