@@ -58,10 +58,11 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 // its hits' own commands did), and the service's is its system calls and
 // wake-ups, so a hit costs both least in a pipeline as long as the hits
 // that arrive during one round trip: with one pipeline in flight (64
-// connections, the bench's load) a call carried about 5 hits, with the
-// adaptive limit's two in flight 3 to 4, and the service and Redis spent
-// about a fifth more CPU a hit. A second pipeline pays where so many
-// wait that the round trip itself is what they wait on.
+// connections, the bench's load) a call carried about 5 hits, with two in
+// flight 3 to 4, and the service and Redis spent about a fifth more CPU a
+// hit. A second pipeline pays where so many wait that the round trip
+// itself is what they wait on; how many may travel at most is still the
+// queue's climber's to find.
 const hitsGrowAt = 64
 
 // hitLimits keeps both limits of a client's hits in one small Redis hash

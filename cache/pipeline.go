@@ -68,9 +68,9 @@ type pipeline struct {
 	argWidth int           // arguments of each script call, after args
 	answer   int           // numbers the script answers each call
 	merge    bool          // one script call for a whole pipeline
-	// growAt, when set, fixes how many pipelines travel: one, and another
-	// beside each in flight only once growAt requests wait for it, rather
-	// than as many as Redis's throughput favours (see the constants).
+	// growAt, when set, is how many requests must wait per pipeline in
+	// flight before another leaves beside it (batch.Options.GrowAt), below
+	// the limit Redis's throughput sets (see the constants).
 	growAt int
 
 	q *batch.Queue[*queued, struct{}]
@@ -95,8 +95,7 @@ type queued struct {
 
 // newPipeline readies p's queue.
 func newPipeline(p pipeline) *pipeline {
-	o := batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: p.growAt == 0, GrowAt: p.growAt, Inline: true, Linger: senderLinger, Choose: chooser}
-	p.q = batch.New(p.send, o)
+	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, GrowAt: p.growAt, Inline: true, Linger: senderLinger, Choose: chooser})
 	return &p
 }
 
