@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -261,57 +260,6 @@ func labelAdds(changes []counters.Change) []labelAdd {
 		return strings.Compare(a.value, b.value)
 	})
 	return adds
-}
-
-// packAdds packs adds, all of one counter and day, into a pending row's
-// adds: for each, the label and the value, each as its length (a
-// uvarint) and its bytes, then the step (a varint). Rows so packed may
-// be concatenated.
-func packAdds(adds []labelAdd) []byte {
-	n := 0
-	for _, a := range adds {
-		n += len(a.label) + len(a.value) + 2*binary.MaxVarintLen16 + binary.MaxVarintLen64
-	}
-	b := make([]byte, 0, n)
-	for _, a := range adds {
-		b = binary.AppendUvarint(b, uint64(len(a.label)))
-		b = append(b, a.label...)
-		b = binary.AppendUvarint(b, uint64(len(a.value)))
-		b = append(b, a.value...)
-		b = binary.AppendVarint(b, a.by)
-	}
-	return b
-}
-
-// unpackAdds calls fn with each add of a pending row, in the order packed.
-func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
-	bad := counters.Errorf(counters.EINTERNAL, "storage: a pending label row is not packed as packAdds packs")
-	str := func() (string, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return "", false
-		}
-		s := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		return s, true
-	}
-	for len(b) > 0 {
-		label, ok := str()
-		if !ok {
-			return bad
-		}
-		value, ok := str()
-		if !ok {
-			return bad
-		}
-		by, k := binary.Varint(b)
-		if k <= 0 {
-			return bad
-		}
-		b = b[k:]
-		fn(label, value, by)
-	}
-	return nil
 }
 
 // pendingInsert is the statement that adds adds (sorted by labelAdds) to
