@@ -80,14 +80,20 @@ func packAdds(adds []labelAdd) []byte {
 				b = append(b, a.value...)
 			}
 		} else {
-			b = binary.AppendUvarint(b, uint64(len(a.label)))
-			b = append(b, a.label...)
-			b = binary.AppendUvarint(b, uint64(len(a.value)))
-			b = append(b, a.value...)
+			b = appendSpelt(b, a.label, a.value)
 		}
 		b = binary.AppendVarint(b, a.by)
 	}
 	return b
+}
+
+// appendSpelt appends label and value spelt out, each its length (a
+// uvarint) and its bytes: how every entry began before the codes.
+func appendSpelt(b []byte, label, value string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(label)))
+	b = append(b, label...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
 }
 
 // unpackAdds calls fn with each add of a pending row, in the order packed.

@@ -28,11 +28,7 @@ func unpacked(t *testing.T, b []byte) []packedAdd {
 func spelt(adds []packedAdd) []byte {
 	var b []byte
 	for _, a := range adds {
-		b = binary.AppendUvarint(b, uint64(len(a.label)))
-		b = append(b, a.label...)
-		b = binary.AppendUvarint(b, uint64(len(a.value)))
-		b = append(b, a.value...)
-		b = binary.AppendVarint(b, a.by)
+		b = binary.AppendVarint(appendSpelt(b, a.label, a.value), a.by)
 	}
 	return b
 }
@@ -85,6 +81,11 @@ func TestPackedAddsReadRowsOfEitherSpelling(t *testing.T) {
 	}
 	if got := unpacked(t, spelt(old)); !slices.Equal(got, old) {
 		t.Fatalf("a row spelt out read as %v, written %v", got, old)
+	}
+	// A row as b112df1 wrote it: browser=Chrome by 2, channel=web by -4.
+	written := []byte("\x07browser\x06Chrome\x04\x07channel\x03web\x07")
+	if got, want := unpacked(t, written), []packedAdd{{"browser", "Chrome", 2}, {"channel", "web", -4}}; !slices.Equal(got, want) {
+		t.Fatalf("a row of b112df1 read as %v, written %v", got, want)
 	}
 	mixed := append(append(spelt(old), packAdds(codedAdds)...), spelt(old)...)
 	if got, want := unpacked(t, mixed), slices.Concat(old, coded, old); !slices.Equal(got, want) {
