@@ -12,10 +12,11 @@ import (
 // each entry read on its own. An entry is its label, its value and its
 // step (a varint). The first byte says how the label is spelt:
 //
-//   - 1 to 32: the label's length, its bytes follow, then the value's
-//     length (a uvarint) and its bytes. Every entry was so spelt before
-//     the codes below (2026-11-28), so rows written then read as they
-//     were; it stays the spelling of a label not in packedLabels.
+//   - below 0x80 (a label has 1 to 32 bytes): the label's length, its
+//     bytes, then the value's length (a uvarint) and its bytes. Every
+//     entry was so spelt before the codes below (2026-11-28), so rows
+//     written then read as they were; it stays the spelling of a label
+//     not in packedLabels, and of a value longer than 128 bytes.
 //   - 0x80 + i: packedLabels[i]; the value follows as one byte, v:
 //     1 to 128, the value's length, its bytes after it; 129 + j,
 //     packedValues[j].
@@ -24,7 +25,7 @@ import (
 // of five labels and mostly of a few dozen values: spelt out, 19 bytes an
 // add on average, and each round rewrites the whole slot in its upsert;
 // coded, 3 bytes an add of a known value (labels and values that page
-// hits carry), 4 plus the value's length otherwise. Both tables only
+// hits carry), 3 plus the value's length otherwise. Both tables only
 // grow: a row on disk names their entries by index, so an entry is never
 // removed, reordered or changed.
 var (
@@ -71,7 +72,9 @@ func packAdds(adds []labelAdd) []byte {
 	}
 	b := make([]byte, 0, n)
 	for _, a := range adds {
-		if l, ok := packedLabelCode[a.label]; ok {
+		// A value longer than a label may have (none reaches here) is
+		// spelt out rather than cut.
+		if l, ok := packedLabelCode[a.label]; ok && len(a.value) <= packedValueLong {
 			b = append(b, packedLabelFirst+l)
 			if v, ok := packedValueCode[a.value]; ok {
 				b = append(b, packedValueFirst+v)
@@ -123,7 +126,7 @@ func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
 			case v >= 1 && v <= packedValueLong:
 				value, ok = spelt(uint64(v), 1)
 			}
-		case first >= 1 && first <= 0x7f:
+		case first < packedLabelFirst:
 			if label, ok = spelt(binary.Uvarint(b)); ok {
 				value, ok = spelt(binary.Uvarint(b))
 			}

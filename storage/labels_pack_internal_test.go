@@ -45,6 +45,7 @@ func TestPackedAddsReadBackAsWritten(t *testing.T) {
 		{"known labels and values", []packedAdd{{"browser", "Chrome", 1}, {"country", "(unknown)", 16}, {"device", "desktop", 3}, {"os", "macOS", 2}, {"referrer", "(direct)", 5}}},
 		{"known labels, values spelt out", []packedAdd{{"referrer", "news.example.com", 1}, {"country", "DE", 2}, {"campaign", long, 7}, {"source", "x", -1}}},
 		{"labels not in the table", []packedAdd{{"channel", "web", 1}, {"region", long, 2}, {strings.Repeat("k", 32), "(other)", 3}}},
+		{"a known label's value past the longest a label may have", []packedAdd{{"campaign", strings.Repeat("x", 300), 1}, {"os", "Linux", 1}}},
 		{"steps of every size", []packedAdd{{"browser", "Edge", math.MaxInt64}, {"browser", "Edge", math.MinInt64}, {"os", "Linux", 0}, {"os", "iOS", -300}}},
 	}
 	for _, tt := range tests {
@@ -108,5 +109,19 @@ func TestPackedAddsRefuseBrokenRows(t *testing.T) {
 		if err := unpackAdds(append(b, 2), func(string, string, int64) {}); err == nil {
 			t.Errorf("the row %x was read", b)
 		}
+	}
+}
+
+// Every entry of the tables has a code of its own: no more entries than
+// codes, none twice.
+func TestPackedTablesFitTheirCodes(t *testing.T) {
+	if n := len(packedLabels); n > 0x100-packedLabelFirst {
+		t.Errorf("%d labels for %d codes", n, 0x100-packedLabelFirst)
+	}
+	if n := len(packedValues); n > 0x100-packedValueFirst {
+		t.Errorf("%d values for %d codes", n, 0x100-packedValueFirst)
+	}
+	if len(packedLabelCode) != len(packedLabels) || len(packedValueCode) != len(packedValues) {
+		t.Errorf("a table names an entry twice")
 	}
 }
