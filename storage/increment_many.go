@@ -145,22 +145,19 @@ func (s *CounterStore) incrementManySlot(ctx context.Context, sorted []counters.
 	// movingSlots is incrementManyInTx, which moves the label slots of the
 	// counters it labels out.
 	movingSlots := func(labels []slotLabels) (map[string]int64, error) {
-		values, err := s.incrementManyInTx(ctx, sorted, now, false)
-		if err == nil {
-			s.slots.add(sorted, labels, false)
-		}
-		return values, err
+		s.slots.moving(sorted, labels)
+		return s.incrementManyInTx(ctx, sorted, now, false)
 	}
 	var labels []slotLabels
 	if labelled {
 		labels = labelSlots(sorted, now)
-		if !s.slots.fits(sorted, labels, size) {
+		if !s.slots.reserve(sorted, labels, size) {
 			return movingSlots(labels)
 		}
 	}
 	values, err := s.upserts.returning(ctx, sorted, now, true, labels, size)
+	s.slots.done(sorted, labels, err == nil)
 	if err == nil {
-		s.slots.add(sorted, labels, true)
 		return values, nil
 	}
 	names := make([]string, len(sorted))

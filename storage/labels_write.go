@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -103,47 +102,82 @@ func labelSlots(sorted []counters.Increment, now time.Time) []slotLabels {
 	return out
 }
 
-// slotFill is how many bytes this process has appended to each counter's
-// label slot since it last found it moved out: a round that would not fit
-// goes the transactional way at once, rather than through the slot's
-// refusal (a failed statement, the history slots' check, then the
-// transaction). Other processes' appends are not in it, so the slot may
-// still refuse: that stays the exact test. Bounded: emptied when full.
+// slotFill is how many bytes this process has appended, or is appending,
+// to each counter's label slot since it last moved it out: a round that
+// would not fit goes the transactional way at once, rather than through
+// the slot's refusal (a failed statement, the history slots' check, then
+// the transaction). A round takes its room before it is sent (reserve),
+// so that rounds of one counter in flight together count each other:
+// checked one after the other, two that fit alone both went to the slot
+// and the second was refused, and two that did not both moved it out, the
+// second an empty one. A round that moves the slot out leaves the rounds
+// still in flight counted (they may land after it). Other processes'
+// appends are not in it, so the slot may still refuse: that stays the
+// exact test, and a figure here that is off costs a refusal or an early
+// move, never a label. Bounded: emptied when full.
 type slotFill struct {
-	mu    sync.Mutex
-	bytes map[string]int
+	mu       sync.Mutex
+	counters map[string]slotBytes
 }
+
+// slotBytes are one counter's bytes in slotFill: in its slot, by this
+// process's count, and in rounds still in flight (some of those).
+type slotBytes struct{ in, flying int }
 
 // slotFillKept bounds slotFill's counters.
 const slotFillKept = 1 << 16
 
-// fits says whether labels fit in their counters' slots of size bytes, as
-// far as this process knows.
-func (f *slotFill) fits(sorted []counters.Increment, labels []slotLabels, size int) bool {
+// reserve says whether labels fit in their counters' slots of size
+// bytes, as far as this process knows, and takes their room when they
+// do; done must follow once the round has its answer.
+func (f *slotFill) reserve(sorted []counters.Increment, labels []slotLabels, size int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.counters == nil || len(f.counters) >= slotFillKept {
+		f.counters = map[string]slotBytes{}
+	}
 	for i, l := range labels {
-		if l.adds != nil && f.bytes[sorted[i].Name]+len(l.adds) > size {
+		if l.adds != nil && f.counters[sorted[i].Name].in+len(l.adds) > size {
 			return false
+		}
+	}
+	for i, l := range labels {
+		if l.adds != nil {
+			c := f.counters[sorted[i].Name]
+			c.in, c.flying = c.in+len(l.adds), c.flying+len(l.adds)
+			f.counters[sorted[i].Name] = c
 		}
 	}
 	return true
 }
 
-// add counts labels as appended (appended) or the slots as moved out.
-func (f *slotFill) add(sorted []counters.Increment, labels []slotLabels, appended bool) {
+// done ends what reserve took: the round's labels are in their slots
+// (appended), or the slots refused them.
+func (f *slotFill) done(sorted []counters.Increment, labels []slotLabels, appended bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.bytes == nil || len(f.bytes) >= slotFillKept {
-		f.bytes = map[string]int{}
-	}
 	for i, l := range labels {
-		switch {
-		case l.adds == nil:
-		case appended:
-			f.bytes[sorted[i].Name] += len(l.adds)
-		default:
-			delete(f.bytes, sorted[i].Name)
+		c, ok := f.counters[sorted[i].Name]
+		if !ok || l.adds == nil {
+			continue
+		}
+		c.flying = max(0, c.flying-len(l.adds))
+		if !appended {
+			c.in = max(0, c.in-len(l.adds))
+		}
+		f.counters[sorted[i].Name] = c
+	}
+}
+
+// moving counts labels' counters' slots as moved out, by a round about
+// to move them: the rounds after it then append to the emptied slots (the
+// counter's row lock puts them after the move) rather than move them too.
+func (f *slotFill) moving(sorted []counters.Increment, labels []slotLabels) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range labels {
+		if c, ok := f.counters[sorted[i].Name]; ok && l.adds != nil {
+			f.counters[sorted[i].Name] = slotBytes{in: c.flying, flying: c.flying}
 		}
 	}
 }
@@ -226,57 +260,6 @@ func labelAdds(changes []counters.Change) []labelAdd {
 		return strings.Compare(a.value, b.value)
 	})
 	return adds
-}
-
-// packAdds packs adds, all of one counter and day, into a pending row's
-// adds: for each, the label and the value, each as its length (a
-// uvarint) and its bytes, then the step (a varint). Rows so packed may
-// be concatenated.
-func packAdds(adds []labelAdd) []byte {
-	n := 0
-	for _, a := range adds {
-		n += len(a.label) + len(a.value) + 2*binary.MaxVarintLen16 + binary.MaxVarintLen64
-	}
-	b := make([]byte, 0, n)
-	for _, a := range adds {
-		b = binary.AppendUvarint(b, uint64(len(a.label)))
-		b = append(b, a.label...)
-		b = binary.AppendUvarint(b, uint64(len(a.value)))
-		b = append(b, a.value...)
-		b = binary.AppendVarint(b, a.by)
-	}
-	return b
-}
-
-// unpackAdds calls fn with each add of a pending row, in the order packed.
-func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
-	bad := counters.Errorf(counters.EINTERNAL, "storage: a pending label row is not packed as packAdds packs")
-	str := func() (string, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return "", false
-		}
-		s := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		return s, true
-	}
-	for len(b) > 0 {
-		label, ok := str()
-		if !ok {
-			return bad
-		}
-		value, ok := str()
-		if !ok {
-			return bad
-		}
-		by, k := binary.Varint(b)
-		if k <= 0 {
-			return bad
-		}
-		b = b[k:]
-		fn(label, value, by)
-	}
-	return nil
 }
 
 // pendingInsert is the statement that adds adds (sorted by labelAdds) to
