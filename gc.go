@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // The collector's pace. The service keeps about 8 MB of long-lived,
@@ -60,16 +62,5 @@ func paceGC(ctx context.Context) {
 		return current
 	}
 	current := pace(100)
-	go func() {
-		t := time.NewTicker(gcEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				current = pace(current)
-			}
-		}
-	}()
+	go deadline.Every(ctx, gcEvery, func(context.Context) { current = pace(current) })
 }
