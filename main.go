@@ -37,6 +37,7 @@ func main() {
 		os.Exit(code)
 	}
 	log := newLogger(cfg.Log)
+	paceGC(ctx)
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("countersvc stopped", "error", err.Error())
 		os.Exit(1)

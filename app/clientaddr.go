@@ -36,6 +36,11 @@ func (t trustedProxies) clientAddr(c *fiber.Ctx) netip.Addr {
 	// From the right, entry by entry, without splitting the header into a
 	// slice first: this runs on every request behind a proxy.
 	hops := c.Get(fiber.HeaderXForwardedFor)
+	if hops == "" {
+		// No chain: the proxy is the client (parseHop would say so after
+		// two failed parses, each allocating its error, on every request).
+		return addr
+	}
 	for {
 		comma := strings.LastIndexByte(hops, ',')
 		hop, ok := parseHop(hops[comma+1:])
