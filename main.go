@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/countersvc/countersvc/internal/foundation/gcpace"
 	"github.com/countersvc/countersvc/internal/foundation/listen"
 	"github.com/countersvc/countersvc/internal/migratecmd"
 	"github.com/countersvc/countersvc/internal/wire"
@@ -37,7 +38,7 @@ func main() {
 		os.Exit(code)
 	}
 	log := newLogger(cfg.Log)
-	paceGC(ctx)
+	gcpace.Pace(ctx)
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("countersvc stopped", "error", err.Error())
 		os.Exit(1)

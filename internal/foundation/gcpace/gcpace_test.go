@@ -1,4 +1,4 @@
-package main
+package gcpace
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestGCPercentLetsTheHeapGrowByTheHeadroomAtLeast(t *testing.T) {
 	}
 }
 
-// GOGC from the environment is Go's to apply: paceGC leaves it alone.
+// GOGC from the environment is Go's to apply: Pace leaves it alone.
 func TestPaceGCLeavesGOGCFromTheEnvironmentAlone(t *testing.T) {
 	const before = 123 // no step of gcPercentFor
 	for _, tt := range []struct {
@@ -59,12 +59,12 @@ func TestPaceGCLeavesGOGCFromTheEnvironmentAlone(t *testing.T) {
 			prev := debug.SetGCPercent(before)
 			t.Cleanup(func() { debug.SetGCPercent(prev) })
 			ctx, cancel := context.WithCancel(context.Background())
-			paceGC(ctx)
+			Pace(ctx)
 			cancel()
 			got := debug.SetGCPercent(before)
 			paced := got != before && got >= 100 && got <= gcMaxPercent && got%50 == 0
 			if tt.env == nil && !paced || tt.env != nil && got != tt.want {
-				t.Fatalf("GOGC after paceGC = %d, want %d", got, tt.want)
+				t.Fatalf("GOGC after Pace = %d, want %d", got, tt.want)
 			}
 		})
 	}

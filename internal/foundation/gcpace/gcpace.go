@@ -1,4 +1,6 @@
-package main
+// Package gcpace paces Go's garbage collector to what the service keeps
+// live (see Pace).
+package gcpace
 
 import (
 	"context"
@@ -38,11 +40,11 @@ func gcPercentFor(marked uint64) int {
 	return max(p/50*50, 100)
 }
 
-// paceGC keeps GOGC at gcPercentFor what is live, checked every gcEvery
+// Pace keeps GOGC at gcPercentFor what is live, checked every gcEvery
 // until ctx ends, unless the environment sets GOGC: that one is Go's own
 // and wins (GOGC=100 restores Go's pace; GOMEMLIMIT caps the heap either
 // way).
-func paceGC(ctx context.Context) {
+func Pace(ctx context.Context) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
