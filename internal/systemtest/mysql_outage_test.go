@@ -27,6 +27,7 @@ import (
 // with their steps: each counter's breakdown by a label that every step
 // carried adds up to its value, with no "(none)".
 func TestMySQLOutageGives503AndRecovers(t *testing.T) {
+	t.Parallel()
 	for _, load := range []struct {
 		name              string
 		workers, counters int
@@ -38,6 +39,7 @@ func TestMySQLOutageGives503AndRecovers(t *testing.T) {
 		{"labelled, many counters", 16, 40, true},
 	} {
 		t.Run(load.name, func(t *testing.T) {
+			t.Parallel() // each on a MariaDB of its own
 			testMySQLOutage(t, load.workers, load.counters, load.labelled)
 		})
 	}
@@ -162,6 +164,7 @@ func testMySQLOutage(t *testing.T, workers, counters int, labelled bool) {
 // costs a request its deadline, not more: 503 unavailable, then recovery
 // when MySQL answers again, with nothing acknowledged lost.
 func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	const deadline = time.Second
 	e := apptest.NewWithDSN(t, m.DSN("hung"), func(c *wire.Config) { c.MySQL.Timeout = deadline })
