@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond})
 	ctx := context.Background()
 	st.increment(t, "down", 1)
@@ -62,6 +63,7 @@ func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
 // all, must cost each request about one Redis timeout, never seconds: a
 // write whose invalidation is not confirmed costs its lease on top.
 func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		hang, unhang func(*testing.T, *stack)

@@ -13,6 +13,7 @@ import (
 // A reader reads MySQL, a writer commits and invalidates, then the reader's
 // fill arrives: it must be refused, or the old value would stay cached.
 func TestLateFillIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -91,6 +92,7 @@ func TestLateFillIsRefused(t *testing.T) {
 // then every read shows it. An entry expires a lease after its MySQL read
 // began, and a write whose invalidation Redis confirmed is answered at once.
 func TestAWriteWhoseInvalidationTimedOutIsAnsweredAfterTheLease(t *testing.T) {
+	t.Parallel()
 	const lease = 500 * time.Millisecond
 	st := newStack(t, cache.Options{Lease: lease})
 	ctx := context.Background()
@@ -130,6 +132,7 @@ func TestAWriteWhoseInvalidationTimedOutIsAnsweredAfterTheLease(t *testing.T) {
 // run when Redis resumes, after their callers moved on. None of them may
 // leave an old value behind.
 func TestCommandsThatRunAfterAFreezeLeaveNoOldValue(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{Cooldown: 1500 * time.Millisecond, Lease: 250 * time.Millisecond})
 	st.increment(t, "frozen", 1)
 	st.get(t, "frozen") // loads the scripts, so that late EVALSHAs can run
