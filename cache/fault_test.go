@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
 	t.Parallel()
-	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond})
+	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond, Timeout: cache.DefaultTimeout})
 	ctx := context.Background()
 	st.increment(t, "down", 1)
 	st.get(t, "down")
@@ -78,7 +78,7 @@ func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // each hangs a Redis of its own
-			st := newStack(t, cache.Options{Lease: 250 * time.Millisecond})
+			st := newStack(t, cache.Options{Lease: 250 * time.Millisecond, Timeout: cache.DefaultTimeout})
 			ctx := context.Background()
 			for i := range 4 {
 				st.increment(t, fmt.Sprint("hung/", i), 1)

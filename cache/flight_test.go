@@ -43,7 +43,7 @@ func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {
 // before it: it waits for the next read.
 func TestReadsWithoutRedisNeverShareAReadOlderThanTheirStart(t *testing.T) {
 	t.Parallel()
-	st := newStack(t, cache.Options{})
+	st := newStack(t, cache.Options{Timeout: cache.DefaultTimeout})
 	st.increment(t, "fallback", 1)
 	st.redis.Kill()
 

@@ -130,7 +130,7 @@ func TestListsLagWritesByAtMostListTTL(t *testing.T) {
 func TestListPageStoredLateExpiresOnTime(t *testing.T) {
 	t.Parallel()
 	const ttl = 300 * time.Millisecond
-	st := newStack(t, cache.Options{ListTTL: ttl, Cooldown: 50 * time.Millisecond})
+	st := newStack(t, cache.Options{ListTTL: ttl, Cooldown: 50 * time.Millisecond, Timeout: cache.DefaultTimeout})
 	ctx := context.Background()
 	st.increment(t, "late/a", 1)
 

@@ -93,7 +93,7 @@ func TestLiveTransportCarriesNoticesAndWatches(t *testing.T) {
 // Redis is back, and says so: the process then checks what it watches.
 func TestLiveSubscriptionIsMadeAgainAfterRedisWasPaused(t *testing.T) {
 	t.Parallel()
-	st := newStack(t, cache.Options{})
+	st := newStack(t, cache.Options{Timeout: cache.DefaultTimeout})
 	heard := listen(t, st.cache.Live())
 	within(t, heard.missed, 5*time.Second, "Missed on the first subscription")
 	st.redis.Freeze()
