@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewClientPicksTheTopologyTheURLNames(t *testing.T) {
+	t.Parallel()
 	const timeout = 150 * time.Millisecond
 	tests := []struct {
 		url    string

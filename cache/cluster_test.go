@@ -22,6 +22,7 @@ import (
 // many counters, a reset's flush) must handle them key by key: no Redis
 // error, no unconfirmed invalidation, and every read after a write shows it.
 func TestCacheWorksOnARedisCluster(t *testing.T) {
+	t.Parallel()
 	cl := testenv.StartRedisCluster(t)
 	ctx := context.Background()
 	store, _ := storetest.OpenStore(t, storetest.MigratedDSN(t))

@@ -19,7 +19,8 @@ func TestMain(m *testing.M) {
 }
 
 func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
-	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond})
+	t.Parallel()
+	st := newStack(t, cache.Options{Cooldown: 200 * time.Millisecond, Timeout: cache.DefaultTimeout})
 	ctx := context.Background()
 	st.increment(t, "down", 1)
 	st.get(t, "down")
@@ -62,6 +63,7 @@ func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
 // all, must cost each request about one Redis timeout, never seconds: a
 // write whose invalidation is not confirmed costs its lease on top.
 func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		hang, unhang func(*testing.T, *stack)
@@ -75,7 +77,7 @@ func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStack(t, cache.Options{Lease: 250 * time.Millisecond})
+			st := newStack(t, cache.Options{Lease: 250 * time.Millisecond, Timeout: cache.DefaultTimeout})
 			ctx := context.Background()
 			for i := range 4 {
 				st.increment(t, fmt.Sprint("hung/", i), 1)

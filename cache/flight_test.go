@@ -9,6 +9,7 @@ import (
 )
 
 func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	st.increment(t, "hot", 1) // an entry with a generation and no value
 
@@ -41,7 +42,8 @@ func TestConcurrentMissesShareOneMySQLRead(t *testing.T) {
 // after a write was answered must not take the answer of a read that began
 // before it: it waits for the next read.
 func TestReadsWithoutRedisNeverShareAReadOlderThanTheirStart(t *testing.T) {
-	st := newStack(t, cache.Options{})
+	t.Parallel()
+	st := newStack(t, cache.Options{Timeout: cache.DefaultTimeout})
 	st.increment(t, "fallback", 1)
 	st.redis.Kill()
 

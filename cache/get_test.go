@@ -11,6 +11,7 @@ import (
 func ptr(v int64) *int64 { return &v }
 
 func TestRepeatReadsAreServedFromRedisUnchanged(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	tests := []struct {
@@ -53,6 +54,7 @@ func sameCounter(a, b *counters.Counter) bool {
 }
 
 func TestMissingCountersAreRememberedUntilCreated(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	for range 3 {
@@ -70,6 +72,7 @@ func TestMissingCountersAreRememberedUntilCreated(t *testing.T) {
 }
 
 func TestEveryWriteIsVisibleToTheNextRead(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	tests := []struct {
@@ -143,6 +146,7 @@ func importLines(ctx context.Context, st *stack, mode counters.ImportMode, atomi
 // was sent): its counter's entry is dropped all the same, so the next read
 // shows what the database holds.
 func TestAFailedWriteThatMayHaveCommittedDropsItsEntry(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	st.increment(t, "unsure", 1)
@@ -162,6 +166,7 @@ func TestAFailedWriteThatMayHaveCommittedDropsItsEntry(t *testing.T) {
 }
 
 func TestReservedNamesAreAlwaysReadFromMySQL(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	if _, err := st.mysql.Increment(ctx, "_board/7", 1); err != nil {
@@ -181,6 +186,7 @@ func TestReservedNamesAreAlwaysReadFromMySQL(t *testing.T) {
 }
 
 func TestInvalidateCoversWritesMadePastTheCache(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	st.increment(t, "sales/books", 1)

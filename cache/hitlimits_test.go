@@ -46,6 +46,7 @@ func together(n int, f func(i int)) {
 // Hits from many goroutines of several processes, batched into pipelines,
 // still get exactly the budget of each client between them.
 func TestAdmitAllowsExactlyTheBudgetAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		processes int
@@ -90,6 +91,7 @@ func TestAdmitAllowsExactlyTheBudgetAcrossProcesses(t *testing.T) {
 // The same hit seen by several processes at the same instant is a first
 // for exactly one of them.
 func TestARepeatSeenByProcessesAtOnceIsAFirstOnce(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	ls := processes(t, r, 4, cache.HitLimits{Rate: 1000, RateWindow: time.Minute, DedupWindow: time.Minute})
 	const names, copies = 20, 8 // each hit arrives 8 times, 2 at each process
@@ -119,6 +121,7 @@ func TestARepeatSeenByProcessesAtOnceIsAFirstOnce(t *testing.T) {
 // the limits' script: the next pipeline loads it again, and no hit fails
 // or is admitted twice.
 func TestAdmitLoadsItsScriptAgainWhenRedisLostIt(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	rdb := r.DeadlineClient(t)
 	l := hitLimits(t, rdb, cache.HitLimits{Rate: 3, RateWindow: time.Hour, DedupWindow: time.Minute}, 2*time.Second)
@@ -146,6 +149,7 @@ func TestAdmitLoadsItsScriptAgainWhenRedisLostIt(t *testing.T) {
 // the one script may touch them, and hits of many clients spread over the
 // nodes.
 func TestHitLimitsWorkOnARedisCluster(t *testing.T) {
+	t.Parallel()
 	cl := testenv.StartRedisCluster(t)
 	rdb, err := cache.NewClient(cl.URL(), 2*time.Second)
 	if err != nil {
@@ -184,6 +188,7 @@ func TestHitLimitsWorkOnARedisCluster(t *testing.T) {
 // it and then for its own, but gives up one timeout after it arrived: a
 // hit spends at most one Redis timeout in its limits.
 func TestAdmitSpendsAtMostOneTimeoutOnAHungRedis(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	// Long enough that two timeouts stand apart from one on a loaded machine.
 	const timeout = time.Second
@@ -218,6 +223,7 @@ func TestAdmitSpendsAtMostOneTimeoutOnAHungRedis(t *testing.T) {
 // The mark of a visitor's hit tells a repeat whether the earlier hit is
 // known to have created the counter, for every process.
 func TestTheMarkSaysWhetherTheEarlierHitCreatedTheCounter(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	ls := processes(t, r, 2, cache.HitLimits{DedupWindow: time.Minute})
 	a, b := ls[0], ls[1]

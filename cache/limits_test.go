@@ -60,6 +60,7 @@ func first(l hits.Limits, visitor, name string) (bool, error) {
 }
 
 func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
+	t.Parallel()
 	rdb := testenv.StartRedis(t).DeadlineClient(t)
 	l := rateLimiter(t, rdb, 3, time.Second)
 	for i := range 3 {
@@ -85,6 +86,7 @@ func TestRateLimiterAllowsTheBudgetThenAsksToWait(t *testing.T) {
 // A limit that is off costs the hits it would check no round trip: the
 // limits say which hits they check, and hits.Service sends them no other.
 func TestLimitsCheckOnlyTheHitsOfTheLimitsThatAreOn(t *testing.T) {
+	t.Parallel()
 	rdb := testenv.StartRedis(t).DeadlineClient(t)
 	tests := []struct {
 		name                string
@@ -108,6 +110,7 @@ func TestLimitsCheckOnlyTheHitsOfTheLimitsThatAreOn(t *testing.T) {
 }
 
 func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	a := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
 	b := rateLimiter(t, r.DeadlineClient(t), 2, time.Second)
@@ -122,6 +125,7 @@ func TestRateLimiterBudgetIsSharedByProcesses(t *testing.T) {
 }
 
 func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	a := deduper(t, r.DeadlineClient(t), 30*time.Second, time.Second)
 	b := deduper(t, r.DeadlineClient(t), 30*time.Second, time.Second) // another process
@@ -160,6 +164,7 @@ func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 // the limits see only identifiers of the day, see app's
 // TestVisitorsLeaveNoTrace.)
 func TestLimitKeysExpire(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
@@ -189,6 +194,7 @@ func TestLimitKeysExpire(t *testing.T) {
 // A client that keeps coming back before its key expires does not grow it
 // without end: marks past their window are removed once there are many.
 func TestAClientsPastMarksAreRemoved(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
@@ -224,6 +230,7 @@ func TestAClientsPastMarksAreRemoved(t *testing.T) {
 // The limits protect the service; they must not hold it up. Each call
 // gives up after its timeout when Redis hangs or is gone, and says so.
 func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
+	t.Parallel()
 	for _, failure := range testenv.RedisFailures {
 		t.Run(failure.Name, func(t *testing.T) {
 			r := testenv.StartRedis(t)
@@ -255,6 +262,7 @@ func TestLimitsGiveUpQuicklyWhenRedisFails(t *testing.T) {
 // cache has found Redis hung, a hit's limits skip it at once instead of
 // waiting a timeout each, and the hit counts without them.
 func TestLimitsSkipARedisTheCacheHasGivenUpOn(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{Cooldown: time.Minute})
 	l := cache.NewHitLimits(st.cache, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute})
 	// Salt fetched, script loaded, connection pooled: on a loaded machine

@@ -15,6 +15,7 @@ import (
 // read of one counter does: while writers increment, no listing shows
 // less than a value already acknowledged, and none is served from Redis.
 func TestListsShowEveryAnsweredWriteByDefault(t *testing.T) {
+	t.Parallel()
 	st := newStack(t, cache.Options{})
 	ctx := context.Background()
 	st.increment(t, "fresh/a", 1)
@@ -64,6 +65,7 @@ func TestListsShowEveryAnsweredWriteByDefault(t *testing.T) {
 // least the value acknowledged ListTTL before the listing began, and listings must be served
 // from Redis at all.
 func TestListsLagWritesByAtMostListTTL(t *testing.T) {
+	t.Parallel()
 	const ttl = 300 * time.Millisecond
 	st := newStack(t, cache.Options{ListTTL: ttl})
 	ctx := context.Background()
@@ -126,8 +128,9 @@ func TestListsLagWritesByAtMostListTTL(t *testing.T) {
 // A page whose SET Redis runs late, after a freeze, must expire when it
 // would have, not ListTTL after Redis ran the SET.
 func TestListPageStoredLateExpiresOnTime(t *testing.T) {
+	t.Parallel()
 	const ttl = 300 * time.Millisecond
-	st := newStack(t, cache.Options{ListTTL: ttl, Cooldown: 50 * time.Millisecond})
+	st := newStack(t, cache.Options{ListTTL: ttl, Cooldown: 50 * time.Millisecond, Timeout: cache.DefaultTimeout})
 	ctx := context.Background()
 	st.increment(t, "late/a", 1)
 

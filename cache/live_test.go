@@ -47,6 +47,7 @@ func within(t *testing.T, c <-chan struct{}, d time.Duration, what string) {
 // missed notices as it starts; a publish reaches the other process; a
 // share is announced and read back by anyone, until it expires.
 func TestLiveTransportCarriesNoticesAndWatches(t *testing.T) {
+	t.Parallel()
 	a := newStack(t, cache.Options{})
 	ta := a.cache.Live()
 	rb, err := cache.NewClient(a.redis.URL(), cache.DefaultTimeout) // the other process's own client
@@ -91,7 +92,8 @@ func TestLiveTransportCarriesNoticesAndWatches(t *testing.T) {
 // A subscription that Redis stops answering (paused) is made again once
 // Redis is back, and says so: the process then checks what it watches.
 func TestLiveSubscriptionIsMadeAgainAfterRedisWasPaused(t *testing.T) {
-	st := newStack(t, cache.Options{})
+	t.Parallel()
+	st := newStack(t, cache.Options{Timeout: cache.DefaultTimeout})
 	heard := listen(t, st.cache.Live())
 	within(t, heard.missed, 5*time.Second, "Missed on the first subscription")
 	st.redis.Freeze()

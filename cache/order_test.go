@@ -13,6 +13,7 @@ import (
 // A reader reads MySQL, a writer commits and invalidates, then the reader's
 // fill arrives: it must be refused, or the old value would stay cached.
 func TestLateFillIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -53,7 +54,7 @@ func TestLateFillIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStack(t, cache.Options{})
+			st := newStack(t, cache.Options{Timeout: cache.DefaultTimeout}) // one case kills Redis
 			tt.prepare(t, st)
 			held, release := st.mysql.holdNextGet()
 			r := readAsync(st.svc, "late")
@@ -91,8 +92,9 @@ func TestLateFillIsRefused(t *testing.T) {
 // then every read shows it. An entry expires a lease after its MySQL read
 // began, and a write whose invalidation Redis confirmed is answered at once.
 func TestAWriteWhoseInvalidationTimedOutIsAnsweredAfterTheLease(t *testing.T) {
+	t.Parallel()
 	const lease = 500 * time.Millisecond
-	st := newStack(t, cache.Options{Lease: lease})
+	st := newStack(t, cache.Options{Lease: lease, Timeout: cache.DefaultTimeout})
 	ctx := context.Background()
 	st.increment(t, "paused", 1)
 	st.get(t, "paused") // cached
@@ -130,7 +132,8 @@ func TestAWriteWhoseInvalidationTimedOutIsAnsweredAfterTheLease(t *testing.T) {
 // run when Redis resumes, after their callers moved on. None of them may
 // leave an old value behind.
 func TestCommandsThatRunAfterAFreezeLeaveNoOldValue(t *testing.T) {
-	st := newStack(t, cache.Options{Cooldown: 1500 * time.Millisecond, Lease: 250 * time.Millisecond})
+	t.Parallel()
+	st := newStack(t, cache.Options{Cooldown: 1500 * time.Millisecond, Lease: 250 * time.Millisecond, Timeout: cache.DefaultTimeout})
 	st.increment(t, "frozen", 1)
 	st.get(t, "frozen") // loads the scripts, so that late EVALSHAs can run
 	st.increment(t, "frozen", 1)

@@ -15,6 +15,7 @@ import (
 // a history and a breakdown, and reads the service's CSV back as records
 // of the header's width.
 func TestTheClientAnnotatesAndReadsCSV(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	c, ctx := newClient(t, svc.URL, client.Options{})
 	if _, err := c.Increment(ctx, "books/Bulldozer", 3); err != nil {

@@ -14,6 +14,7 @@ import (
 // shows them, and are run here against the real service: the client's
 // module cannot start one.
 func TestTheClientsExamplesRunAgainstTheService(t *testing.T) {
+	t.Parallel()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH to run the client's examples with")

@@ -30,6 +30,7 @@ const jsDir = "../../clients/js"
 // COUNTERS_JS_*. Through both proxies, every write carried one key on both
 // of its attempts: the JS tests check that each increment counted once.
 func TestTypeScriptClientAgainstTheService(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(cmd); err != nil {
 			t.Skipf("%s is not installed, so the TypeScript client's tests did not run: scripts/test installs it "+

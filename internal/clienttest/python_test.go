@@ -23,6 +23,7 @@ import (
 // write through. Every write must count once: the Python tests check the
 // values, this test that each write sent one key on all its attempts.
 func TestPythonClient(t *testing.T) {
+	t.Parallel()
 	python := pythonBinary(t)
 	src, err := filepath.Abs("../../clients/python")
 	if err != nil {

@@ -34,6 +34,7 @@ func newClient(t *testing.T, url string, opts client.Options) (*client.Client, c
 // retried with the same Idempotency-Key: the call answers what the write
 // produced, and the counters moved exactly once.
 func TestAWriteWhoseAnswerWasLostIsRetriedAndCountsOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		write func(ctx context.Context, c *client.Client) (int64, error)
@@ -86,6 +87,7 @@ func TestAWriteWhoseAnswerWasLostIsRetriedAndCountsOnce(t *testing.T) {
 // Every error code of the API, answered by the real service, is an
 // *client.Error with that code, which errors.Is finds by the Code.
 func TestEveryErrorCodeOfTheServiceIsItsTypedError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	plain, _ := newClient(t, shared.URL, client.Options{})
 	guarded := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "the-admin-token" })
@@ -166,6 +168,7 @@ func TestEveryErrorCodeOfTheServiceIsItsTypedError(t *testing.T) {
 // A list follows the pages to the last: every counter under the prefix,
 // in name order, and none outside it.
 func TestListFollowsEveryPage(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	var want []string
 	for i := range 7 {
@@ -199,6 +202,7 @@ func TestListFollowsEveryPage(t *testing.T) {
 // What Export writes, Import takes back; a stream of another service
 // would create the counters, and on this one they exist and are skipped.
 func TestExportWritesWhatImportReads(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	if _, _, err := c.Set(ctx, "moved/a", 10, client.SetOptions{Min: client.Limit(0)}); err != nil {
 		t.Fatal(err)
@@ -237,6 +241,7 @@ func TestExportWritesWhatImportReads(t *testing.T) {
 
 // History counts the increments per period in the zone asked for.
 func TestHistoryCountsIncrementsOfToday(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	for _, by := range []int64{2, 3} {
 		if _, err := c.Increment(ctx, "history/a", by); err != nil {
@@ -277,6 +282,7 @@ func TestHistoryCountsIncrementsOfToday(t *testing.T) {
 // Labels ride on increments, batch items and keyed retries, and come back
 // as a breakdown that adds up to the history.
 func TestLabelledIncrementsComeBackAsABreakdown(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	web := client.Labels(map[string]string{"channel": "web", "region": "EU"})
 	if _, err := c.Increment(ctx, "shopbd/a", 3, web); err != nil {
@@ -310,6 +316,7 @@ func TestLabelledIncrementsComeBackAsABreakdown(t *testing.T) {
 // A key made by the admin works within its prefixes and nowhere else, and
 // stops working once deleted.
 func TestKeysLimitWhatTheirHolderTouches(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin, ctx := newClient(t, svc.URL, client.Options{Token: "admin-token"})
 	k, err := admin.CreateKey(ctx, client.KeyRequest{Name: "shop A", Scopes: []string{"read", "write"}, Prefixes: []string{"shopA/"}})
@@ -340,6 +347,7 @@ func TestKeysLimitWhatTheirHolderTouches(t *testing.T) {
 
 // Boards number their tickets; listing follows the pages.
 func TestTicketsAreNumberedPerBoard(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	b, err := c.CreateBoard(ctx, 1, "ninja", "Ninja Board")
 	if err != nil || b.Slug != "NINJA" {

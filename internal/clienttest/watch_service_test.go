@@ -125,10 +125,17 @@ func nonDecreasing(vs []int64) bool {
 // Watch and WatchPrefix against the real service, with Redis as
 // production fans the changes out.
 func TestWatchAgainstTheService(t *testing.T) {
+	t.Parallel()
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
-	direct, ctx := newClient(t, env.URL, client.Options{})
+	// Each subtest has a client and a deadline of its own: one deadline
+	// for them all let a slow first subtest on a loaded machine use up the
+	// others' time ("context deadline exceeded" before their first call).
+	directClient := func(t *testing.T) (*client.Client, context.Context) {
+		return newClient(t, env.URL, client.Options{})
+	}
 
 	t.Run("the current value, then new values in order under concurrent increments", func(t *testing.T) {
+		direct, ctx := directClient(t)
 		const name, writers, each = "watch/concurrent", 8, 25
 		if _, _, err := direct.Set(ctx, name, 0, client.SetOptions{}); err != nil {
 			t.Fatal(err)
@@ -159,6 +166,7 @@ func TestWatchAgainstTheService(t *testing.T) {
 	})
 
 	t.Run("a page's hits: 0 before the first, then each hit, and watching counts none", func(t *testing.T) {
+		direct, ctx := directClient(t)
 		const name = "hits/watched-page"
 		events := watching(t, func(ctx context.Context) iter.Seq2[client.Event, error] { return direct.WatchHits(ctx, name) })
 		if first := nextEvent(t, events); first.Name != name || first.Value != 0 {
@@ -174,6 +182,7 @@ func TestWatchAgainstTheService(t *testing.T) {
 	})
 
 	t.Run("a cut connection resumes with Last-Event-ID and loses no final value", func(t *testing.T) {
+		direct, ctx := directClient(t)
 		const name = "watch/resumed"
 		if _, _, err := direct.Set(ctx, name, 1, client.SetOptions{}); err != nil {
 			t.Fatal(err)
@@ -225,6 +234,7 @@ func TestWatchAgainstTheService(t *testing.T) {
 	})
 
 	t.Run("a prefix sends the changes of its counters only", func(t *testing.T) {
+		direct, ctx := directClient(t)
 		events := watching(t, func(ctx context.Context) iter.Seq2[client.Event, error] {
 			return direct.WatchPrefix(ctx, "watched/")
 		})
@@ -265,6 +275,7 @@ func TestWatchAgainstTheService(t *testing.T) {
 	})
 
 	t.Run("a counter that does not exist ends the watch with NotFound", func(t *testing.T) {
+		direct, ctx := directClient(t)
 		var errs []error
 		for _, err := range direct.Watch(ctx, "watch/missing") {
 			errs = append(errs, err)

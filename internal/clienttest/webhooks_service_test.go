@@ -85,6 +85,7 @@ func newWebhookService(t *testing.T) *apptest.Env {
 // counter crosses the threshold, shows the call in its deliveries, is
 // disabled by a 410 and enabled again, and is deleted.
 func TestAWebhookMadeThroughTheClientIsCalledAndListsItsDeliveries(t *testing.T) {
+	t.Parallel()
 	env := newWebhookService(t)
 	rc := newReceiver(t)
 	c, ctx := newClient(t, env.URL, client.Options{})
@@ -181,6 +182,7 @@ func TestAWebhookMadeThroughTheClientIsCalledAndListsItsDeliveries(t *testing.T)
 // that follow verify with either until the grace ends; a missing hook is
 // NotFound.
 func TestARotatedWebhookSecretVerifiesBesideTheOldOne(t *testing.T) {
+	t.Parallel()
 	env := newWebhookService(t)
 	rc := newReceiver(t)
 	c, ctx := newClient(t, env.URL, client.Options{})
@@ -219,6 +221,7 @@ func TestARotatedWebhookSecretVerifiesBesideTheOldOne(t *testing.T) {
 
 // A webhook URL the service refuses is an InvalidArgument error.
 func TestAWebhookURLOfThisMachineIsRefusedUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	c, ctx := newClient(t, shared.URL, client.Options{})
 	_, err := c.CreateWebhook(ctx, client.WebhookRequest{URL: "http://127.0.0.1:9/hook", Name: "stock/widget", Thresholds: []int64{0}})
 	if !errors.Is(err, client.InvalidArgument) {

@@ -133,6 +133,7 @@ func TestHitsDuringARedisOutageAreAnsweredAndCountedExactly(t *testing.T) {
 // The same visitor's hit reaching two processes at the same instant is
 // counted once.
 func TestARepeatReachingTwoProcessesAtOnceCountsOnce(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	// A generous Redis deadline: this test is about exactness, and on a
 	// loaded machine a limit that times out lets its hit through.

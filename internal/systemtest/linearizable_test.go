@@ -28,6 +28,7 @@ import (
 // timeout its invalidation spent (twice, when it queued behind a round
 // whose invalidation also timed out).
 func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
+	t.Parallel()
 	const lease, skew, timeout = cache.DefaultLease, 50 * time.Millisecond, cache.DefaultTimeout
 	rs := testenv.StartRedis(t)
 	dsn := testenv.MySQLDSN(t)

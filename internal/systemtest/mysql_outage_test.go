@@ -27,6 +27,7 @@ import (
 // with their steps: each counter's breakdown by a label that every step
 // carried adds up to its value, with no "(none)".
 func TestMySQLOutageGives503AndRecovers(t *testing.T) {
+	t.Parallel()
 	for _, load := range []struct {
 		name              string
 		workers, counters int
@@ -38,6 +39,7 @@ func TestMySQLOutageGives503AndRecovers(t *testing.T) {
 		{"labelled, many counters", 16, 40, true},
 	} {
 		t.Run(load.name, func(t *testing.T) {
+			t.Parallel() // each on a MariaDB of its own
 			testMySQLOutage(t, load.workers, load.counters, load.labelled)
 		})
 	}
@@ -123,14 +125,16 @@ func testMySQLOutage(t *testing.T, workers, counters int, labelled bool) {
 	if d := time.Duration(maxLatency.Load()); d > 5*time.Second {
 		t.Errorf("slowest request took %v; a dead database must fail fast", d)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	var totalAcked, totalMaybe int64
 	for c := range counters {
 		// No row: none of the counter's increments was applied (on a busy
 		// machine the workers may not reach every counter before the kill).
+		// Each read has 5 s of its own: one 5 s for all forty ran out at
+		// load 15.
 		var stored int64
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := e.DB.QueryRowContext(ctx, "SELECT value FROM counter WHERE name = ?", "load"+strconv.Itoa(c)).Scan(&stored)
+		cancel()
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			t.Fatal(err)
 		}
@@ -162,6 +166,7 @@ func testMySQLOutage(t *testing.T, workers, counters int, labelled bool) {
 // costs a request its deadline, not more: 503 unavailable, then recovery
 // when MySQL answers again, with nothing acknowledged lost.
 func TestHungMySQLGives503WithinTheDeadlineAndRecovers(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	const deadline = time.Second
 	e := apptest.NewWithDSN(t, m.DSN("hung"), func(c *wire.Config) { c.MySQL.Timeout = deadline })
