@@ -93,7 +93,8 @@ func (m *MariaDB) start() error {
 	if err := startServer(m.cmd); err != nil {
 		return err
 	}
-	db, err := sql.Open("mysql", m.ServerDSN())
+	var db *sql.DB
+	DriverConfig(func() { db, err = sql.Open("mysql", m.ServerDSN()) }) // tests kill and start theirs side by side
 	if err != nil {
 		return err
 	}
