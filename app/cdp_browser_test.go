@@ -43,7 +43,8 @@ type cdpMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// cdpWait bounds every wait on the browser.
+// cdpWait bounds every wait on the browser (and on Node): its start
+// included, on a machine loaded by the other tests.
 const cdpWait = 30 * time.Second
 
 // startDevtools starts headless Chromium for the test; it ends with it.

@@ -54,8 +54,8 @@ func chromium(tb testing.TB, args ...string) []byte {
 	return out
 }
 
-// chromiumBinary is the browser's path; the test is skipped when
-// EnvNoBrowser says there is none.
+// chromiumBinary is the browser's path, once the test holds a browser
+// slot; the test is skipped when EnvNoBrowser says there is none.
 func chromiumBinary(tb testing.TB) string {
 	tb.Helper()
 	if os.Getenv(EnvNoBrowser) == "1" {
@@ -65,6 +65,7 @@ func chromiumBinary(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
 	}
+	browserSlot(tb)
 	return bin
 }
 
@@ -80,6 +81,7 @@ var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)
 // The snippet, loaded by a real browser from a page on another origin,
 // counts a hit through CORS and writes the value into the page.
 func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbrowser", `{"value": 1233}`)
 
@@ -126,6 +128,7 @@ func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 // host that linked to it), and the page URL's utm_source, utm_medium and
 // utm_campaign are passed on, its other query values are not.
 func TestSnippetSendsTheReferrerAndCampaignInABrowser(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	// The service behind a recording proxy: the snippet sends its hit
 	// wherever its own script came from.
