@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -39,4 +41,26 @@ func browserSlot(tb testing.TB) {
 		browsing.Unlock()
 		<-browserSlots
 	})
+}
+
+// startBrowser starts cmd (a Chromium with Pdeathsig, so that it ends with
+// the test binary) from an OS thread of its own, kept until tb ends.
+// Pdeathsig fires when the thread that started the process ends, and a
+// goroutine that locks its thread and returns without unlocking ends it
+// (testenv's network-namespace dial does, in the tests beside): a browser
+// started from such a thread was killed mid-test. testenv.startServer
+// does the same for the servers.
+func startBrowser(tb testing.TB, cmd *exec.Cmd) error {
+	started, ended := make(chan error, 1), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends after the browser
+		started <- cmd.Start()
+		<-ended
+	}()
+	if err := <-started; err != nil {
+		close(ended)
+		return err
+	}
+	tb.Cleanup(func() { close(ended) }) // after the test's own, which end the browser
+	return nil
 }

@@ -66,7 +66,7 @@ func startDevtools(tb testing.TB) *devtools {
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startBrowser(tb, cmd); err != nil {
 		tb.Fatalf("chromium: %v", err)
 	}
 	cmdR.Close()

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
@@ -47,11 +48,16 @@ func chromium(tb testing.TB, args ...string) []byte {
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := startBrowser(tb, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
-	return out
+	return out.Bytes()
 }
 
 // chromiumBinary is the browser's path, once the test holds a browser

@@ -225,7 +225,7 @@ func runChromium(tb testing.TB, url string) <-chan error {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+tb.TempDir(), "--remote-debugging-port=0", url)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startBrowser(tb, cmd); err != nil {
 		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
