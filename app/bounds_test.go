@@ -93,7 +93,7 @@ func TestIncrementOutsideBoundsChangesNothing(t *testing.T) {
 // below 0: exactly 20 succeed, each with its own value, the others are 422.
 func TestConcurrentSalesStopAtMinimum(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.New(t, patient) // no 503: the deadline is not what it looks at
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 20, "min": 0}`), 201, "")
 	rs := parallel(t, 50, func(int) (apptest.Response, error) {
 		return env.TryDo("POST", "/v1/counters/stock/increment", `{"by": -1}`)

@@ -104,7 +104,7 @@ func TestInvalidLabelsAre400AndChangeNothing(t *testing.T) {
 // to the acknowledged steps and to the sum of what was answered.
 func TestConcurrentLabelledIncrementsAddUpToTheHistory(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.New(t, patient) // no 503: the deadline is not what it looks at
 	const writers, each = 16, 60
 	channels := []string{"web", "shop", "app"}
 	regions := []string{"EU", "US"}

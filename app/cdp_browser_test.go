@@ -43,7 +43,8 @@ type cdpMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// cdpWait bounds every wait on the browser.
+// cdpWait bounds every wait on the browser (and on Node): its start
+// included, on a machine loaded by the other tests.
 const cdpWait = 30 * time.Second
 
 // startDevtools starts headless Chromium for the test; it ends with it.
@@ -65,7 +66,7 @@ func startDevtools(tb testing.TB) *devtools {
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startBrowser(tb, cmd); err != nil {
 		tb.Fatalf("chromium: %v", err)
 	}
 	cmdR.Close()

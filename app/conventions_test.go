@@ -21,6 +21,7 @@ import (
 // A 503 tells the client when to come back, whichever endpoint gave it:
 // client libraries retry on Retry-After, and without it they guess.
 func TestEvery503CarriesRetryAfter(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	e := apptest.NewWithDSN(t, m.DSN("retryafter"))
 	if r := e.Do(t, "PUT", "/v1/counters/r", `{"value": 1}`); r.Status != 201 {
@@ -50,6 +51,7 @@ func TestEvery503CarriesRetryAfter(t *testing.T) {
 // a hung MySQL must not make a healthy Redis look down (and the other way
 // round), and the answer comes within about one deadline.
 func TestReadyzReportsEachDependencyOnItsOwn(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	rd := testenv.StartRedis(t)
 	e := apptest.NewWithDSN(t, m.DSN("readyz"), func(c *wire.Config) { c.Cache.RedisURL = rd.URL() })

@@ -46,6 +46,7 @@ func bars(tb testing.TB, dom, id string) []string {
 // history, point for point what the API answers. A screenshot of it is
 // kept (its path is logged).
 func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	clock := testenv.NewClock(time.Now())
@@ -105,6 +106,7 @@ func screenshot(tb testing.TB, pageURL, name, size string) string {
 // The dashboard's files carry a policy that lets the page run only its own
 // script and talk only to this service; other paths under it are 404.
 func TestDashboardIsServedWithAStrictPolicy(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t)
 	for _, tc := range []struct {
 		path, contentType string
@@ -183,6 +185,7 @@ func apiRows(tb testing.TB, e *apptest.Env, path string) string {
 // prefix, the same by a label of its own. A screenshot is kept (its path
 // is logged) for the guide.
 func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, func(c *wire.Config) {
 		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
 		c.Hits.GeoIPDB = geoiptest.File(t, geoiptest.LocationDB, map[string]string{

@@ -31,9 +31,9 @@ func shotPath(tb testing.TB, name string) string {
 	return filepath.Join(tb.TempDir(), name)
 }
 
-// patient gives MySQL calls 15 s: a page's requests come at once, and on
-// a machine shared with other work 3 s were seen to pass (a 503 in the
-// page, not what these tests look at).
+// patient gives MySQL calls 15 s: a page's requests come at once, as do
+// the many writers of the concurrency tests, and on a machine shared with
+// other work 3 s were seen to pass (a 503, not what these tests look at).
 func patient(c *wire.Config) { c.MySQL.Timeout = 15 * time.Second }
 
 // glanceRow is what the first page shows of one site or shop.
@@ -72,6 +72,7 @@ func dayCounts(t *testing.T, e *apptest.Env, clock *testenv.Clock, counts map[st
 // days; never the service's own _tickets/ names. A click on a row opens
 // today's view of that prefix, with the page-hit panels of a site.
 func TestDashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, patient)
 	clock := testenv.NewClock(time.Now())
 	e.Store.Now = clock.Now
@@ -134,6 +135,7 @@ func TestDashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
 // it needs one, and asks nothing else; with the key typed it shows the
 // first page.
 func TestDashboardAsksOnceForAKey(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, patient, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	e.Do(t, "POST", "/v1/counters/shop%2Fa/increment", "", bearerOf("s3cret"))
 	for _, path := range []string{"/dashboard", "/dashboard?prefix=shop/&period=7d"} {
@@ -163,6 +165,7 @@ func TestDashboardAsksOnceForAKey(t *testing.T) {
 // the page-hit panels; and no country credit is shown for a site when no
 // country database is loaded (every country is unknown).
 func TestDashboardShowsWhatFitsThePrefix(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, patient)
 	for _, sale := range []string{`{"by": 3, "labels": {"channel": "web", "region": "EU"}}`, `{"by": 1, "labels": {"channel": "store", "region": "US"}}`} {
 		e.Do(t, "POST", "/v1/counters/shop%2Fbook-1/increment", sale, "Content-Type: application/json")
@@ -212,6 +215,7 @@ func TestDashboardShowsWhatFitsThePrefix(t *testing.T) {
 // site named after its host, and its switch sets the flag for its own
 // origin.
 func TestOwnVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, patient)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -276,6 +280,7 @@ func TestOwnVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
 // CSV" saves what the view shows, the same query as CSV, fetched with the
 // key typed into the page (the service needs a token here).
 func TestDashboardDrawsAnnotationsAndDownloadsCSV(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret"
 	e := apptest.New(t, patient, func(c *wire.Config) { c.Keys.AdminToken = token })
 	clock := testenv.NewClock(time.Now())

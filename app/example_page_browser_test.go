@@ -18,6 +18,7 @@ import (
 // its badge shows the counter, not "hits | not found": the badge is asked
 // for only once the snippet's hit has created it.
 func TestTheExamplePagesFirstViewShowsTheCountAndABadgeOfIt(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	target, _ := url.Parse(env.URL)
 

@@ -79,6 +79,7 @@ func TestExportStreamsEveryCounterUnderThePrefixAsJSONLines(t *testing.T) {
 // An export is a backup: it holds every write answered before it began,
 // even where a listing of the same prefix is still served from the cache.
 func TestExportHoldsEveryAnsweredWriteWhileListsAreCached(t *testing.T) {
+	t.Parallel()
 	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	env.Do(t, "PUT", "/v1/counters/shop%2Fsold", `{"value": 1}`)
 	if res := env.Do(t, "GET", "/v1/counters?prefix=shop/", ""); res.Status != 200 {

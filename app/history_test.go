@@ -41,7 +41,7 @@ func getHistory(tb testing.TB, e *apptest.Env, path string) seriesBody {
 // count is the sum of the acknowledged steps, and so is the value.
 func TestTodayCountsExactlyTheAcknowledgedSteps(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.New(t, patient) // no 503: the deadline is not what it looks at
 	started := time.Now()
 	e.Do(t, "PUT", "/v1/counters/sales%2Fstock", `{"value": 0, "min": 0}`)
 	const workers, each = 16, 150

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
@@ -47,15 +48,20 @@ func chromium(tb testing.TB, args ...string) []byte {
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := startBrowser(tb, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
-	return out
+	return out.Bytes()
 }
 
-// chromiumBinary is the browser's path; the test is skipped when
-// EnvNoBrowser says there is none.
+// chromiumBinary is the browser's path, once the test holds a browser
+// slot; the test is skipped when EnvNoBrowser says there is none.
 func chromiumBinary(tb testing.TB) string {
 	tb.Helper()
 	if os.Getenv(EnvNoBrowser) == "1" {
@@ -65,6 +71,7 @@ func chromiumBinary(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
 	}
+	browserSlot(tb)
 	return bin
 }
 
@@ -80,6 +87,7 @@ var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)
 // The snippet, loaded by a real browser from a page on another origin,
 // counts a hit through CORS and writes the value into the page.
 func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbrowser", `{"value": 1233}`)
 
@@ -126,6 +134,7 @@ func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 // host that linked to it), and the page URL's utm_source, utm_medium and
 // utm_campaign are passed on, its other query values are not.
 func TestSnippetSendsTheReferrerAndCampaignInABrowser(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	// The service behind a recording proxy: the snippet sends its hit
 	// wherever its own script came from.

@@ -109,6 +109,7 @@ func breakdownRows(t *testing.T, env *apptest.Env, path string) string {
 // breakdown and the site's (its prefix) agree, and so do the public and
 // private reads.
 func TestPageHitsBreakDownByWhereTheyCameFrom(t *testing.T) {
+	t.Parallel()
 	const site = "https://blog.example.org"
 	hitsOf := []struct {
 		page string
@@ -177,6 +178,7 @@ func sortedKeys(m map[string]string) []string {
 // log (at debug level) holds any of them; the labels made of them are
 // there, so the search is not of an empty store.
 func TestLabelledHitsLeaveNoTrace(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := labelsEnv(t, r, geoiptest.MaxMind)
 	const (

@@ -172,7 +172,7 @@ func TestConcurrentRequestsWithOneKeyApplyOnce(t *testing.T) {
 // nothing: the key stays free.
 func TestARefusedFirstAttemptIsTheKeysAnswer(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.New(t, patient) // no 503: the deadline is not what it looks at
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/stock", `{"value": 0, "min": 0}`), 201, "")
 	wantStatus(t, env.Do(t, "PUT", "/v1/counters/full", `{"value": 9223372036854775807}`), 201, "")
 	tests := []struct {

@@ -19,6 +19,7 @@ import (
 // other type is 415 unsupported_media_type, as the document says, and
 // reads nothing.
 func TestAnImportTakesTheContentTypesOpenAPIListsAndRefusesOthers(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	e := apptest.New(t)
 	op := s.operations()["importCounters"]

@@ -134,6 +134,7 @@ func makePrincipals(t *testing.T, env *apptest.Env) principals {
 // scripts/run starts it: loopback clients are the admin, a client on
 // another address is refused unless it shows a key.
 func TestEveryEndpointAnswersEachCallerByItsKey(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	far := remoteEnv(t, env)
 	p := makePrincipals(t, env)
@@ -288,6 +289,7 @@ func listAs(t *testing.T, cases []statusCase, check func(*testing.T, apptest.Res
 // told which variable opens the API; one on loopback behind a proxy that is
 // not trusted is not taken for a local client.
 func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{
@@ -306,6 +308,7 @@ func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
 // With COUNTERS_API_TOKEN set, it is the admin from anywhere, and nobody
 // without a token is served, loopback included.
 func TestWithTokenNobodyIsServedWithoutOne(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	far := remoteEnv(t, env)
 	listAs(t, []statusCase{

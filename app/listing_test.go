@@ -22,6 +22,7 @@ import (
 // listing of the same prefix still shows them, and the cache never serves
 // a page of one to the other.
 func TestListingThatHidesReservedNamesFillsEveryPageAndNeverPointsAtOne(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		visible []string // the names the key sees, in byte order

@@ -110,6 +110,7 @@ func resumeScenario(t *testing.T, e *apptest.Env, proxy *cutter, wait func(n int
 // after a cut and resumes with the stream's ids: no value is lost, none
 // repeated. Skipped without node and npm.
 func TestNodeEventSourceReconnectsAndResumes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -160,7 +161,7 @@ es.addEventListener("counter", (ev) => console.log(JSON.parse(ev.data).value));`
 					t.Fatalf("node ended; it showed %v", shown)
 				}
 				shown = append(shown, l)
-			case <-time.After(10 * time.Second):
+			case <-time.After(cdpWait):
 				t.Fatalf("node showed %v, waiting for %d values", shown, n)
 			}
 		}
@@ -172,6 +173,7 @@ es.addEventListener("counter", (ev) => console.log(JSON.parse(ev.data).value));`
 // stream (CORS), reconnects by itself after a cut and resumes with the
 // stream's ids.
 func TestBrowserEventSourceReconnectsAndResumes(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fresume", `{"value": 1}`)
 	proxy := newCutter(t, e.URL)
@@ -206,7 +208,7 @@ es.addEventListener("counter", (ev) => {
 				last = strings.Fields(v)
 			case err := <-done:
 				t.Fatalf("the browser ended early (%v); it showed %v", err, last)
-			case <-time.After(15 * time.Second):
+			case <-time.After(cdpWait):
 				t.Fatalf("the browser showed %v, waiting for %d values", last, n)
 			}
 		}
@@ -218,18 +220,12 @@ es.addEventListener("counter", (ev) => {
 // ends; the channel gets its exit if it ends before.
 func runChromium(tb testing.TB, url string) <-chan error {
 	tb.Helper()
-	if os.Getenv(EnvNoBrowser) == "1" {
-		tb.Skipf("%s=1: browser test skipped", EnvNoBrowser)
-	}
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		tb.Fatalf("chromium is not installed (scripts/test installs it; set %s=1 to skip): %v", EnvNoBrowser, err)
-	}
+	bin := chromiumBinary(tb)
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+tb.TempDir(), "--remote-debugging-port=0", url)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startBrowser(tb, cmd); err != nil {
 		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -246,7 +242,7 @@ func runChromium(tb testing.TB, url string) <-chan error {
 
 // The snippet with data-live counts the page view, shows the value, and
 // then shows each change in place as the page's stream sends it.
-func TestSnippetLiveModeUpdatesTheValueInPlace(t *testing.T) {
+func TestSnippetLiveModeUpdatesTheValueInPlace(t *testing.T) { // alone: beside the parallel tests on a loaded machine its page twice showed nothing within 30 s
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Flive-page", `{"value": 1233}`)
 	shown := make(chan string, 100)
@@ -277,8 +273,8 @@ new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.g
 				}
 			case err := <-done:
 				t.Fatalf("the browser ended early (%v)", err)
-			case <-time.After(15 * time.Second):
-				t.Fatalf("the page never showed %q", v)
+			case <-time.After(cdpWait): // Chromium's start included, on a loaded machine
+				t.Fatalf("the page never showed %q within %v", v, cdpWait)
 			}
 		}
 	}
@@ -298,6 +294,7 @@ new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.g
 // that may end the page before the event arrives. The frame is allowed
 // by the proxy alone.
 func TestDashboardUpdatesValuesLive(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 6}`)
 	target, err := url.Parse(e.URL)
@@ -360,7 +357,7 @@ f.addEventListener("load", () => {
 			}
 		case err := <-done:
 			t.Fatalf("the browser ended early (%v)", err)
-		case <-time.After(15 * time.Second):
+		case <-time.After(cdpWait):
 			t.Fatalf("the dashboard never listed shop/a at 1,006; last listed %q", last)
 		}
 	}

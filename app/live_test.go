@@ -157,6 +157,7 @@ func TestPrefixStreamSendsChangesUnderThePrefixOnly(t *testing.T) {
 // whichever process committed it. The checks are made rare so that they do
 // not happen to read the counter before its deletion.
 func TestPrefixStreamSendsTheDeletionOfACounterUnchangedSinceItOpened(t *testing.T) {
+	t.Parallel()
 	rarely := func(c *wire.Config) { c.Live.CheckEvery = time.Hour }
 	rd := testenv.StartRedis(t)
 	writer, other := liveProcesses(t, rd, rarely)
@@ -412,6 +413,7 @@ func TestStreamOnOtherProcessSeesEveryIncrementInOrder(t *testing.T) {
 // process still gets the latest value within 5 seconds, and after it
 // comes back too; no value goes back.
 func TestStreamsCatchUpThroughRedisFaults(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []struct {
 		name         string
 		break_, heal func(*testing.T, *testenv.Redis)

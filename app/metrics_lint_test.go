@@ -15,6 +15,7 @@ import (
 // traffic has made every family of ours show its series (requests, the
 // coalescer, the cache, the page-hit limits, errors).
 func TestMetricsPassPromtoolCheck(t *testing.T) {
+	t.Parallel()
 	rd := testenv.StartRedis(t)
 	e := apptest.NewWithCache(t, rd.URL())
 	for _, x := range []struct{ method, path, body string }{

@@ -266,7 +266,7 @@ var answerNotProvoked = map[string]string{
 // through its success and its documented refusals against the real
 // service (MariaDB and Redis), then again with MySQL down, and every
 // operation and every documented answer must have been seen.
-func TestEveryAnswerMatchesOpenAPI(t *testing.T) {
+func TestEveryAnswerMatchesOpenAPI(t *testing.T) { // alone: see hitLimits
 	s := loadSpec(t)
 	const token = "conformance-admin-token"
 	admin := "Authorization: Bearer " + token

@@ -54,6 +54,7 @@ func TestBadgesShowTodayAndTotalAndShieldsGetsItsSchema(t *testing.T) {
 // Without COUNTERS_API_TOKEN a private name's badge is served as
 // GET /v1/counters/{name} is: to loopback clients, and to nobody else.
 func TestPrivateBadgesWithoutATokenAreServedToLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	env.Do(t, "POST", "/v1/counters/shop%2Fsales/increment?by=7", "")
 	far := remoteEnv(t, env)

@@ -383,6 +383,7 @@ func TestTicketEndpointsNeedTheBearerToken(t *testing.T) {
 
 // A ticket that was not found is not remembered: it is found once created.
 func TestTicketNotFoundIsFoundOnceCreated(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	board := createBoard(t, e, 1, "ROCK").ID
 	path := fmt.Sprintf("/v1/boards/%d/tickets/1", board)
@@ -398,6 +399,7 @@ func TestTicketNotFoundIsFoundOnceCreated(t *testing.T) {
 // Readers race a delete: no read that starts after the delete was answered
 // returns the ticket.
 func TestNoReadAfterAnAnsweredDeleteReturnsTheTicket(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	board := createBoard(t, e, 1, "RACE").ID
 	for round := 0; round < 10; round++ {

@@ -29,7 +29,7 @@ func visitorsEnv(t *testing.T, r *testenv.Redis, dsn string, more ...apptest.Opt
 		c.Log.Level = "debug"        // the most the log could ever say of a visitor
 		c.Visitors.Flush = time.Hour // the tests flush when they mean to
 	}
-	opts := append([]apptest.Option{opt}, more...)
+	opts := append([]apptest.Option{opt, patient}, more...) // thousands of hits: see unlabelled
 	if dsn == "" {
 		return apptest.New(t, opts...)
 	}
@@ -50,7 +50,9 @@ func visitorAddr(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>
 
 // visit sends the hits of visitors [from, to) on name, eight at a time, each
 // from its own address with the browser's User-Agent (plus its number, so
-// that a test can look for it).
+// that a test can look for it). The tests that send thousands run alone,
+// before the parallel ones: beside three other tests on a loaded two-core
+// machine, single hits were seen to take more than the client's 30 s.
 func visit(t *testing.T, env *apptest.Env, name string, from, to int) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -122,7 +124,7 @@ func within(got, want int64, frac float64) bool {
 // 2,000 visitors on one page and 1,000 of them on another: each page counts
 // its own, and the site (the prefix) counts 2,000, a union and not a sum,
 // read by this process and by another that sees only MySQL.
-func TestVisitorsOfAPrefixAreUnitedNotSummed(t *testing.T) {
+func TestVisitorsOfAPrefixAreUnitedNotSummed(t *testing.T) { // 3,000 hits: alone (see visit)
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "", unlabelled)
 	visit(t, env, "hits/site/a", 0, 2000)
@@ -152,7 +154,7 @@ func TestVisitorsOfAPrefixAreUnitedNotSummed(t *testing.T) {
 
 // A flushed Redis loses no visitor: today's figure comes back (from MySQL),
 // and the same visitors an hour later are recognised, not counted again.
-func TestVisitorsSurviveARedisFlush(t *testing.T) {
+func TestVisitorsSurviveARedisFlush(t *testing.T) { // 3,000 hits: alone (see visit)
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "", unlabelled)
 	clock := testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
@@ -184,6 +186,7 @@ func TestVisitorsSurviveARedisFlush(t *testing.T) {
 
 // Image proxies and known crawlers count as hits, never as visitors.
 func TestProxiesAndCrawlersAreHitsNotVisitors(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	for i, agent := range []string{
@@ -206,6 +209,7 @@ func TestProxiesAndCrawlersAreHitsNotVisitors(t *testing.T) {
 
 // show=visitors draws today's visitors on the badge and in shields.json.
 func TestBadgesShowTodaysVisitors(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	visit(t, env, "hits/badge", 0, 3)
@@ -226,6 +230,7 @@ func TestBadgesShowTodaysVisitors(t *testing.T) {
 // MySQL, of every key and value in Redis, and the service's log (at debug
 // level) hold none of the test visitors' addresses or User-Agents.
 func TestVisitorsLeaveNoTrace(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	visit(t, env, "hits/private", 0, 50)
@@ -289,6 +294,7 @@ func dumpMySQL(t *testing.T, db *sql.DB) string {
 // With Redis gone, page hits still count, and so do their visitors, which
 // never needed it; only the limits are off meanwhile.
 func TestVisitorsCountWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := visitorsEnv(t, r, "")
 	r.Kill()

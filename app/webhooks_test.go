@@ -311,6 +311,7 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool) {
 // id. The call is made again once the lease runs out, with the same id and
 // bytes, and then recorded as delivered.
 func TestMariaDBKilledMidDeliveryLosesNothingAndKeepsTheId(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	e := apptest.NewWithDSN(t, m.DSN("hookoutage"), allowPrivate)
 	killed := make(chan struct{})
@@ -516,10 +517,16 @@ func TestAlertsAreCreatedAndRefusedAsTheContractSays(t *testing.T) {
 
 // Every process checks its alerts on its own, twice a minute: a silence
 // alert on a counter that never saw a step is called, signed with its
-// secret, within a minute of its window passing.
+// secret, within a minute of its window passing. The default is checked
+// here, and the service under test checks every second (the least
+// COUNTERS_WEBHOOK_ALERTS_EVERY takes), so that the test does not wait
+// half a minute for the first check.
 func TestASilenceAlertIsCalledWithinAMinuteOfItsWindowPassing(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t, allowPrivate)
+	if every := wire.Defaults().Webhooks.AlertsEvery; every > 30*time.Second {
+		t.Fatalf("alerts are checked every %v by default, not twice a minute", every)
+	}
+	e := apptest.New(t, allowPrivate, func(c *wire.Config) { c.Webhooks.AlertsEvery = time.Second })
 	created := time.Now().UTC().Add(-6 * time.Minute)
 	clock := testenv.NewClock(created)
 	e.Store.Now = clock.Now // the alerts' clock, history's and the relay's

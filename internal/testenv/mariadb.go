@@ -99,7 +99,7 @@ func (m *MariaDB) start() error {
 		return err
 	}
 	var db *sql.DB
-	DriverConfig(func() { db, err = sql.Open("mysql", m.ServerDSN()) })
+	DriverConfig(func() { db, err = sql.Open("mysql", m.ServerDSN()) }) // tests kill and start theirs side by side
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ var (
 // this test binary when none is configured.
 func serverDSN() (string, error) {
 	sharedOnce.Do(func() {
+		defer patientDial()
 		if dsn := os.Getenv(EnvMySQLDSN); dsn != "" {
 			sharedDSN = dsn
 			return
@@ -51,6 +52,29 @@ func serverDSN() (string, error) {
 		sharedDSN = m.ServerDSN()
 	})
 	return sharedDSN, sharedErr
+}
+
+// patientDial gives the shared server's DSN 10 s to open a connection
+// where it sets no timeout: the service's 2 s (storage.Open) are for a
+// server that answers at once, and the shared test server, busy with the
+// parallel tests of every package on a loaded machine, was seen to take
+// longer (a 503 "cannot be reached"). Tests that stop or pause a server
+// start private ones, whose DSNs keep the default.
+func patientDial() {
+	if sharedErr != nil {
+		return
+	}
+	DriverConfig(func() {
+		cfg, err := mysql.ParseDSN(sharedDSN)
+		if err != nil {
+			sharedErr = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
+			return
+		}
+		if cfg.Timeout == 0 {
+			cfg.Timeout = 10 * time.Second
+			sharedDSN = cfg.FormatDSN()
+		}
+	})
 }
 
 // MySQLDSN returns the DSN of a new, empty database that is dropped when the

@@ -1,0 +1,66 @@
+package app_test
+
+import (
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// browserSlots bounds how many tests drive Chromium at once. The browser
+// tests run in parallel with the rest (they mostly wait on the service and
+// on timers), but each Chromium takes hundreds of MiB and a core while it
+// starts: more than two at once on a small machine slowed every test
+// around them without finishing the browser tests any sooner.
+var browserSlots = make(chan struct{}, 2)
+
+// browsing holds the top-level tests that hold a slot: a test's browsers
+// (one after the other, or in its subtests) share its one slot.
+var browsing = struct {
+	sync.Mutex
+	held map[string]bool
+}{held: map[string]bool{}}
+
+// browserSlot waits for a slot for tb's top-level test, unless it holds
+// one already; the slot is given back when tb ends.
+func browserSlot(tb testing.TB) {
+	tb.Helper()
+	top, _, _ := strings.Cut(tb.Name(), "/")
+	browsing.Lock()
+	held := browsing.held[top]
+	browsing.held[top] = true
+	browsing.Unlock()
+	if held {
+		return
+	}
+	browserSlots <- struct{}{}
+	tb.Cleanup(func() {
+		browsing.Lock()
+		delete(browsing.held, top)
+		browsing.Unlock()
+		<-browserSlots
+	})
+}
+
+// startBrowser starts cmd (a Chromium with Pdeathsig, so that it ends with
+// the test binary) from an OS thread of its own, kept until tb ends.
+// Pdeathsig fires when the thread that started the process ends, and a
+// goroutine that locks its thread and returns without unlocking ends it
+// (testenv's network-namespace dial does, in the tests beside): a browser
+// started from such a thread was killed mid-test. testenv.startServer
+// does the same for the servers.
+func startBrowser(tb testing.TB, cmd *exec.Cmd) error {
+	started, ended := make(chan error, 1), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends after the browser
+		started <- cmd.Start()
+		<-ended
+	}()
+	if err := <-started; err != nil {
+		close(ended)
+		return err
+	}
+	tb.Cleanup(func() { close(ended) }) // after the test's own, which end the browser
+	return nil
+}
