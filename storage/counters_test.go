@@ -11,6 +11,7 @@ import (
 	"github.com/countersvc/countersvc/internal/storetest"
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
+	"github.com/go-sql-driver/mysql"
 )
 
 func mustOpenStore(tb testing.TB) (*storage.CounterStore, *storage.DB) {
@@ -244,7 +245,14 @@ func TestResetRefusesValueOutsideAnyBoundAndChangesNothing(t *testing.T) {
 }
 
 func TestOpenIsIdempotentAndCreatesTheDatabase(t *testing.T) {
-	dsn := testenv.MySQLDSN(t) + "_new"
+	// A database that does not exist yet: the test's own, renamed (the
+	// DSN may carry parameters after the name).
+	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName += "_new"
+	dsn := cfg.FormatDSN()
 	ctx := context.Background()
 	var dbs []*storage.DB
 	for i := 0; i < 2; i++ {
