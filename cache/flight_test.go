@@ -69,10 +69,14 @@ func TestReadsWithoutRedisNeverShareAReadOlderThanTheirStart(t *testing.T) {
 			t.Fatalf("reader that started after the write got %d, want 2", got)
 		}
 	}
-	// The early read and one shared by the late readers; on a loaded
-	// machine a late reader scheduled after that shared read ended starts
-	// one more, which is still no read older than its start.
-	if got := st.mysql.gets.Load(); got < 2 || got >= 1+late {
-		t.Fatalf("MySQL reads = %d, want 2 (the early one and one shared by the late readers), or 3 with a straggler", got)
+	// The early read and, usually, one shared by the late readers; on a
+	// loaded machine late readers scheduled after a shared read ended start
+	// more (seen: every one its own, with the package's tests in parallel
+	// beside the rest of the suite), each still no read older than its
+	// start, which is what the values above prove. That readers share is
+	// TestConcurrentMissesShareOneMySQLRead's to prove; here no reader may
+	// read twice.
+	if got := st.mysql.gets.Load(); got < 2 || got > 1+late {
+		t.Fatalf("MySQL reads = %d, want 2 (the early one and one shared by the late readers) to %d (each its own)", got, 1+late)
 	}
 }
