@@ -16,7 +16,7 @@ import (
 //     bytes, then the value's length (a uvarint) and its bytes. Every
 //     entry was so spelt before the codes below (2026-11-28), so rows
 //     written then read as they were; it stays the spelling of a label
-//     not in packedLabels, and of a value longer than 128 bytes.
+//     not in packedLabels, and of a value empty or longer than 128 bytes.
 //   - 0x80 + i: packedLabels[i]; the value follows as one byte, v:
 //     1 to 128, the value's length, its bytes after it; 129 + j,
 //     packedValues[j].
@@ -72,9 +72,10 @@ func packAdds(adds []labelAdd) []byte {
 	}
 	b := make([]byte, 0, n)
 	for _, a := range adds {
-		// A value longer than a label may have (none reaches here) is
-		// spelt out rather than cut.
-		if l, ok := packedLabelCode[a.label]; ok && len(a.value) <= packedValueLong {
+		// A value longer than a label may have, or empty (neither reaches
+		// here), is spelt out: its length would not fit the one byte
+		// between the codes (1 to packedValueLong).
+		if l, ok := packedLabelCode[a.label]; ok && len(a.value) >= 1 && len(a.value) <= packedValueLong {
 			b = append(b, packedLabelFirst+l)
 			if v, ok := packedValueCode[a.value]; ok {
 				b = append(b, packedValueFirst+v)

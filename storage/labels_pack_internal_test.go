@@ -46,6 +46,7 @@ func TestPackedAddsReadBackAsWritten(t *testing.T) {
 		{"known labels, values spelt out", []packedAdd{{"referrer", "news.example.com", 1}, {"country", "DE", 2}, {"campaign", long, 7}, {"source", "x", -1}}},
 		{"labels not in the table", []packedAdd{{"channel", "web", 1}, {"region", long, 2}, {strings.Repeat("k", 32), "(other)", 3}}},
 		{"a known label's value past the longest a label may have", []packedAdd{{"campaign", strings.Repeat("x", 300), 1}, {"os", "Linux", 1}}},
+		{"a known label's empty value", []packedAdd{{"campaign", "", 1}, {"os", "Linux", 1}}},
 		{"steps of every size", []packedAdd{{"browser", "Edge", math.MaxInt64}, {"browser", "Edge", math.MinInt64}, {"os", "Linux", 0}, {"os", "iOS", -300}}},
 	}
 	for _, tt := range tests {
