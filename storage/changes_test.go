@@ -181,6 +181,7 @@ var (
 // commit, on every way the store writes (see forEachPath), history on or
 // off.
 func TestEveryWritePathReportsItsChanges(t *testing.T) {
+	t.Parallel()
 	for _, store := range []reflect.Type{reflect.TypeFor[counters.Store](), reflect.TypeFor[counters.OnceStore](), reflect.TypeFor[counters.Importer]()} {
 		for i := range store.NumMethod() {
 			m := store.Method(i).Name
@@ -226,6 +227,7 @@ func TestEveryWritePathReportsItsChanges(t *testing.T) {
 // A recorder's error rolls its change back, whichever path the change
 // takes, and nobody is told of it.
 func TestARecorderThatFailsRollsTheChangeBack(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		sm := &seam{}
@@ -260,6 +262,7 @@ func TestARecorderThatFailsRollsTheChangeBack(t *testing.T) {
 
 // A repeat of an idempotent write changes nothing, so it reports nothing.
 func TestAReplayReportsNoChange(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	sm := &seam{}
 	s.Record(sm)
@@ -280,6 +283,7 @@ func TestAReplayReportsNoChange(t *testing.T) {
 // import keeps no more than that until its commit: a million lines must
 // not be a million changes held in memory.
 func TestObserversAreToldOnlyOfWhatTheyWant(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	sm := &seam{}
 	s.Observe(sm)
@@ -303,6 +307,7 @@ func TestObserversAreToldOnlyOfWhatTheyWant(t *testing.T) {
 }
 
 func TestWantedKeepsOnlyTheWantedChanges(t *testing.T) {
+	t.Parallel()
 	cs := []counters.Change{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	for _, tc := range []struct {
 		want []string

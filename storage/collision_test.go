@@ -22,6 +22,7 @@ import (
 // deadlocks of one server and the lost certifications of a Galera cluster
 // (error 1213, see internal/clustertest).
 func TestWritesHeldPastTheLockWaitTimeoutRunAgainWithinTheirDeadline(t *testing.T) {
+	t.Parallel()
 	cfg, err := mysql.ParseDSN(storetest.MigratedDSN(t))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // with 1047 and stays in it), and the next transaction on the connection
 // would commit it. One whose transaction ended well is pooled.
 func TestAConnectionWhoseTransactionDidNotEndIsClosedNotPooled(t *testing.T) {
+	t.Parallel()
 	refused := errors.New("WSREP has not yet prepared node for application use")
 	for _, tc := range []struct {
 		name         string

@@ -40,6 +40,7 @@ func value(tb testing.TB, s *storage.CounterStore, name string) int64 {
 // Each row is one trap of LAST_INSERT_ID(expr) on MariaDB: negative results,
 // zero, crossing zero, the int64 extremes and overflow.
 func TestIncrementReturnsExactValueAcrossTraps(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	tests := []struct {
@@ -92,6 +93,7 @@ func TestIncrementReturnsExactValueAcrossTraps(t *testing.T) {
 }
 
 func TestIncrementRespectsBoundsAndChangesNothingWhenRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	_, _, err := s.Set(ctx, counters.SetRequest{Name: "stock", Value: 2, Min: counters.Bound{Value: int64p(0)}, Max: counters.Bound{Value: int64p(3)}})
@@ -120,6 +122,7 @@ func TestIncrementRespectsBoundsAndChangesNothingWhenRefused(t *testing.T) {
 }
 
 func TestSetReportsCreationAndKeepsOrReplacesBounds(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	keep := counters.Bound{Keep: true}
@@ -148,6 +151,7 @@ func TestSetReportsCreationAndKeepsOrReplacesBounds(t *testing.T) {
 }
 
 func TestDeleteAndGetOfMissingCounterAreNotFound(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	if _, err := s.Get(ctx, "nope"); counters.ErrorCode(err) != counters.ENOTFOUND {
@@ -166,6 +170,7 @@ func TestDeleteAndGetOfMissingCounterAreNotFound(t *testing.T) {
 }
 
 func TestListPaginatesInByteOrderWithPrefixAndMetacharacters(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	names := []string{"a%b", "a_b", "a!b", "aXb", "ab", "b", "Ab", "a\\b", "é"}
@@ -208,6 +213,7 @@ func TestListPaginatesInByteOrderWithPrefixAndMetacharacters(t *testing.T) {
 }
 
 func TestResetSetsMatchedCountersButNeverReservedOnes(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	for _, n := range []string{"books/a", "books/b", "bookshelf", "_tickets/1", "other"} {
@@ -230,6 +236,7 @@ func TestResetSetsMatchedCountersButNeverReservedOnes(t *testing.T) {
 }
 
 func TestResetRefusesValueOutsideAnyBoundAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	set(t, s, "m/a", 5)
@@ -245,6 +252,7 @@ func TestResetRefusesValueOutsideAnyBoundAndChangesNothing(t *testing.T) {
 }
 
 func TestOpenIsIdempotentAndCreatesTheDatabase(t *testing.T) {
+	t.Parallel()
 	// A database that does not exist yet: the test's own, renamed (the
 	// DSN may carry parameters after the name).
 	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
@@ -282,6 +290,7 @@ func dbName(tb testing.TB, db *storage.DB) string {
 // The probe for INSERT ... RETURNING writes a row, to see that it comes
 // back, and rolls it back.
 func TestReturningProbeIsRightAndLeavesNoRow(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	ctx := context.Background()
 	var version string

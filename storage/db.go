@@ -8,9 +8,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
+	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -36,16 +38,35 @@ func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "message", fmt.S
 // counter statements rely on.
 const sqlMode = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
 
-// driverLogMu orders mysql.SetLogger, which writes the driver's global
-// logger, after the reads of it in mysql.ParseDSN: pools opened side by side
-// in one process (tests of services starting at once) race on it otherwise.
-var driverLogMu sync.Mutex
+// processLog is where the driver's process-wide logger (the one every
+// configuration made without a logger of its own gets) sends its
+// messages: the log of the last pool Connect opened, or until then
+// stderr, as the driver's own default. The driver's global is set once,
+// here, before any goroutine can read it (mysql.ParseDSN reads it, and
+// sql.Open through it); Connect only swaps the logger behind it. Setting
+// the global on every Connect raced with pools opened side by side in one
+// process (tests of services starting at once, storage's tests in
+// parallel), whatever lock storage held, since readers outside storage
+// (testenv's own pools) take none of storage's locks.
+var processLog atomic.Pointer[slog.Logger]
+
+type processDriverLog struct{ stderr mysql.Logger }
+
+func (d processDriverLog) Print(v ...any) {
+	if l := processLog.Load(); l != nil {
+		driverLog{l}.Print(v...)
+		return
+	}
+	d.stderr.Print(v...)
+}
+
+func init() {
+	mysql.SetLogger(processDriverLog{stderr: log.New(os.Stderr, "[mysql] ", log.Ldate|log.Ltime)})
+}
 
 // ParseDSN parses dsn and sets the session options the storage code relies on.
 func ParseDSN(dsn string) (*mysql.Config, error) {
-	driverLogMu.Lock()
 	cfg, err := mysql.ParseDSN(dsn)
-	driverLogMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("invalid MySQL DSN: %w", err)
 	}
@@ -117,9 +138,7 @@ func Connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Logger = driverLog{o.Log}
-	driverLogMu.Lock()
-	mysql.SetLogger(cfg.Logger)
-	driverLogMu.Unlock()
+	processLog.Store(o.Log)
 	if o.ConnectWait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.ConnectWait)

@@ -21,6 +21,7 @@ import (
 // changed" only where the server or the driver guarantees it, and "may or
 // may not have been applied" for a write whose outcome is unknown.
 func TestMapErrorTellsAnOutageFromAnUnknownOutcome(t *testing.T) {
+	t.Parallel()
 	const (
 		nothing = "nothing was changed"
 		maybe   = "may or may not have been applied"
@@ -77,6 +78,7 @@ func TestMapErrorTellsAnOutageFromAnUnknownOutcome(t *testing.T) {
 // outcome is unknown (1180), or a node that is out of the cluster (1047),
 // is answered at once.
 func TestRetryableIsOnlyWorkTheServerRolledBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want bool

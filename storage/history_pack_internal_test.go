@@ -12,6 +12,7 @@ import (
 // Packed days read back as they were written, whatever their figures:
 // zeros, negatives, the int64 extremes, and widths that cross 64-bit words.
 func TestPackedDaysReadBackAsWritten(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	figs := func(full bool, gen func(i int) int64) []int64 {
 		out := make([]int64, figureCount(full))
@@ -65,6 +66,7 @@ func TestPackedDaysReadBackAsWritten(t *testing.T) {
 // A day thinned to segments still sums every quarter, each in the segment
 // that starts at or before it.
 func TestSegmentsSumTheQuartersBetweenBoundaries(t *testing.T) {
+	t.Parallel()
 	var q [history.QuartersPerDay]int64
 	for i := range q {
 		q[i] = int64(i + 1)

@@ -15,6 +15,7 @@ import (
 // idle since then), batch by batch, and nothing newer; no counter's value
 // changes.
 func TestRetentionRemovesHistoryBeforeTheHorizonOnly(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	clock := testenv.NewClock(at.AddDate(0, 0, -10))
 	s.Now = clock.Now

@@ -128,6 +128,7 @@ func rollup(tb testing.TB, hs *storage.HistoryStore, now time.Time) {
 // Lord Howe's change on 6 April), and after the days have been thinned to
 // the zones' boundaries; for one counter and for a prefix.
 func TestRolledUpHistoryAnswersEveryZoneAsItsRawSteps(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	first, last := time.Date(2025, 2, 25, 0, 0, 0, 0, time.UTC), time.Date(2025, 5, 6, 0, 0, 0, 0, time.UTC)
 	now := time.Date(2025, 5, 5, 12, 0, 0, 0, time.UTC)
@@ -186,6 +187,7 @@ func TestRolledUpHistoryAnswersEveryZoneAsItsRawSteps(t *testing.T) {
 // flight) and run again changes no answer: each batch moves its days in
 // one transaction, and reads take both forms from one snapshot.
 func TestARollupKilledPartWayAndRerunChangesNoAnswer(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	s, db := storetest.OpenStore(t, m.DSN("rollup"))
 	first, last := time.Date(2025, 1, 20, 0, 0, 0, 0, time.UTC), time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
@@ -258,6 +260,7 @@ func historyRows(tb testing.TB, db *storage.DB, name string) (days, months int) 
 // DELETE removes a counter's history in every form: its days, its
 // rolled-up months, its slot.
 func TestDeleteRemovesRolledUpHistory(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	s.Now = testenv.NewClock(now).Now
@@ -285,6 +288,7 @@ func TestDeleteRemovesRolledUpHistory(t *testing.T) {
 // end by then whole, and the days before it of the month that holds it;
 // the days from the horizon on answer as before.
 func TestRetentionRemovesRolledUpDaysBeforeTheHorizon(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := testenv.NewClock(now)
@@ -330,6 +334,7 @@ func TestRetentionRemovesRolledUpDaysBeforeTheHorizon(t *testing.T) {
 // have been rolled up: by counter (each counter's own total) and by a label
 // no step carried (all of it "(none)", the total itself).
 func TestBreakdownsAddUpToRolledUpHistory(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	s.Now = testenv.NewClock(now).Now

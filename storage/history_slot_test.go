@@ -18,6 +18,7 @@ import (
 // first. Whatever the order of quarters, reads give each quarter exactly,
 // for the single increment and the round alike, on every path.
 func TestHistoryKeepsEveryQuarterAcrossTheSlotsTurns(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		clock := testenv.NewClock(at)
@@ -71,6 +72,7 @@ func TestHistoryKeepsEveryQuarterAcrossTheSlotsTurns(t *testing.T) {
 // A refused step must be refused whatever the slot holds, and change
 // neither the value nor the history, though the refusal moved the slot.
 func TestABoundRefusesAStepOfAnotherQuarterAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		clock := testenv.NewClock(at)
@@ -111,6 +113,7 @@ func TestABoundRefusesAStepOfAnotherQuarterAndChangesNothing(t *testing.T) {
 // for a counter that only grows, never less than its value before the
 // read, never more than its value after it; at the end, exactly its value.
 func TestHistoryReadsNeitherMissNorRepeatAMovingSlot(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	day, _ := history.QuarterOf(at)
 	clock := testenv.NewClock(day)

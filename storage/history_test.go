@@ -49,6 +49,7 @@ func sameQuarters(a, b map[int]int64) bool {
 // Every kind of increment adds its step to the quarter hour of its commit,
 // in its own transaction; sets, resets and bounds add nothing.
 func TestEveryIncrementAddsItsStepToItsQuarterHour(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		s.Now = testenv.NewClock(at).Now
@@ -114,6 +115,7 @@ func TestEveryIncrementAddsItsStepToItsQuarterHour(t *testing.T) {
 // A refused increment (overflow, bounds) adds no history, whichever way it
 // was written.
 func TestRefusedIncrementsAddNoHistory(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s.Now = testenv.NewClock(at).Now
 	ctx := context.Background()
@@ -155,6 +157,7 @@ func TestRefusedIncrementsAddNoHistory(t *testing.T) {
 // A quarter hour may hold more than an int64: the increments succeed, and a
 // read that would have to show the sum says so instead of wrapping.
 func TestAQuarterBeyondInt64NeverFailsAnIncrement(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s.Now = testenv.NewClock(at).Now
 	ctx := context.Background()
@@ -173,6 +176,7 @@ func TestAQuarterBeyondInt64NeverFailsAnIncrement(t *testing.T) {
 
 // DELETE removes the counter's history with it: the name is unknown after.
 func TestDeleteRemovesHistory(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s.Now = testenv.NewClock(at).Now
 	ctx := context.Background()
@@ -194,6 +198,7 @@ func TestDeleteRemovesHistory(t *testing.T) {
 // A prefix's history sums its counters and only them; a counter without
 // history in the range is known (empty), an unknown one is not found.
 func TestPrefixHistorySumsItsCounters(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s.Now = testenv.NewClock(at).Now
 	ctx := context.Background()
@@ -221,6 +226,7 @@ func TestPrefixHistorySumsItsCounters(t *testing.T) {
 // With history off an increment is the single statement of old and writes
 // no history.
 func TestHistoryOffWritesNone(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s.Now = testenv.NewClock(at).Now
 	s.History = false
@@ -242,6 +248,7 @@ func TestHistoryOffWritesNone(t *testing.T) {
 // and its history commits with the value: after every step the history
 // sums to the value, and a refused step (bounds, overflow) writes neither.
 func TestIncrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		incrementWithHistoryReturnsItsValueAndCommitsWithItsHistory(t, s)

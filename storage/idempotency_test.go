@@ -15,6 +15,7 @@ import (
 // connection each: the rest of the pool keeps serving other requests, and
 // when the first request ends, the others replay its answer.
 func TestRequestsWaitingOnOneKeyLeaveThePoolToOthers(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.MigratedDSN(t)
 	s, db := storetest.OpenStore(t, dsn)
 	db.SetMaxOpenConns(3)

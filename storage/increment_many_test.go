@@ -40,6 +40,7 @@ func forEachPath(t *testing.T, test func(t *testing.T, dsn string, open func(dsn
 }
 
 func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		ctx := context.Background()
@@ -61,6 +62,7 @@ func TestIncrementManyReturnsEachCountersNewValue(t *testing.T) {
 // transaction behind on its connection: the next statement on that same
 // connection (the pool has one) commits for everyone to see.
 func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, db := open(dsn)
 		ctx := context.Background()
@@ -96,6 +98,7 @@ func TestRefusedIncrementManyChangesNothingAndLeavesTheConnectionClean(t *testin
 // statement, or sent as text beyond the largest one: at every size each
 // step applies once and each counter gets its own value back.
 func TestIncrementManyOfEverySizeAppliesEachStepOnce(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 // admin token: migration 005 gives them to it (key id 0), so its retries
 // still replay them, and no API key's do.
 func TestKeysRecordedBeforeAPIKeysBelongToTheAdminToken(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	// Back to the table as 004 left it, with one recorded answer in it.

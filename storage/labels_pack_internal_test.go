@@ -37,6 +37,7 @@ func spelt(adds []packedAdd) []byte {
 // labels and values, unknown ones, values of every length a label may
 // have, steps of every size.
 func TestPackedAddsReadBackAsWritten(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 64) // 128 bytes, the longest value
 	tests := []struct {
 		name string
@@ -65,6 +66,7 @@ func TestPackedAddsReadBackAsWritten(t *testing.T) {
 // The codes save what each round appends to its slot: a page hit's usual
 // adds take 3 bytes, not the 19 or so they took spelt out.
 func TestPackedAddsOfPageHitsAreShort(t *testing.T) {
+	t.Parallel()
 	adds := []labelAdd{{label: "browser", value: "Chrome", by: 1}, {label: "country", value: "(unknown)", by: 1},
 		{label: "device", value: "desktop", by: 1}, {label: "os", value: "Windows", by: 1}, {label: "referrer", value: "google.com", by: 1}}
 	if n := len(packAdds(adds)); n != 3*len(adds) {
@@ -75,6 +77,7 @@ func TestPackedAddsOfPageHitsAreShort(t *testing.T) {
 // Rows packed before the codes, and slots that hold entries of both
 // spellings (a slot appended to across an upgrade), read as written.
 func TestPackedAddsReadRowsOfEitherSpelling(t *testing.T) {
+	t.Parallel()
 	old := []packedAdd{{"browser", "Chrome", 2}, {"referrer", "t.co", 1}, {"channel", "web", -4}}
 	coded := []packedAdd{{"os", "Windows", 1}, {"referrer", "example.org", 3}}
 	codedAdds := make([]labelAdd, len(coded))
@@ -99,6 +102,7 @@ func TestPackedAddsReadRowsOfEitherSpelling(t *testing.T) {
 // other labels: cut short anywhere, or beginning with a byte that begins
 // no entry.
 func TestPackedAddsRefuseBrokenRows(t *testing.T) {
+	t.Parallel()
 	first := []labelAdd{{label: "referrer", value: "news.example.com", by: 1}}
 	whole := packAdds(append(first, labelAdd{label: "channel", value: "web", by: 300}))
 	for n := 1; n < len(whole); n++ {
@@ -116,6 +120,7 @@ func TestPackedAddsRefuseBrokenRows(t *testing.T) {
 // Every entry of the tables has a code of its own: no more entries than
 // codes, none twice.
 func TestPackedTablesFitTheirCodes(t *testing.T) {
+	t.Parallel()
 	if n := len(packedLabels); n > 0x100-packedLabelFirst {
 		t.Errorf("%d labels for %d codes", n, 0x100-packedLabelFirst)
 	}

@@ -11,6 +11,7 @@ import (
 // and the rounds after that move append again, counting the rounds that
 // were still in flight, since those may land after the move.
 func TestSlotFillCountsRoundsInFlight(t *testing.T) {
+	t.Parallel()
 	var f slotFill
 	round := []counters.Increment{{Name: "hits/page"}}
 	adds := func(n int) []slotLabels { return []slotLabels{{adds: make([]byte, n)}} }

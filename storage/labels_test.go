@@ -74,6 +74,7 @@ func readBreakdown(tb testing.TB, s *storage.CounterStore, name, prefix, label s
 // Every write path that takes labels counts them with its step, in the
 // day of its commit; a step without the label counts nothing for it.
 func TestLabelsCountWithTheirStepOnEveryPath(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		s = labelledStore(t, s, 0)
@@ -137,6 +138,7 @@ func TestLabelsCountWithTheirStepOnEveryPath(t *testing.T) {
 // A refused step counts no label: the bound refuses the whole batch, and
 // nothing of it is counted.
 func TestARefusedIncrementCountsNoLabel(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s = labelledStore(t, s, 0)
 	ctx := context.Background()
@@ -160,6 +162,7 @@ func TestARefusedIncrementCountsNoLabel(t *testing.T) {
 // one by one or many in one statement, and the stored values stay at the
 // bound.
 func TestValuesBeyondTheBoundCountAsOther(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		perCall int
@@ -223,6 +226,7 @@ func twoProcesses(t *testing.T, bound int) ([]*storage.CounterStore, *storage.DB
 // one counter at once still keep exactly the bound: settling decides in
 // the order the counter's writes committed, which its row lock sets.
 func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
+	t.Parallel()
 	const bound, writers, each = 10, 8, 15
 	stores, db := twoProcesses(t, bound)
 	ctx := context.Background()
@@ -267,6 +271,7 @@ func TestTwoProcessesKeepExactlyTheBound(t *testing.T) {
 // Bounded: 20,000 distinct values at one counter keep the stored values at
 // the bound (the default, 100), with every step counted.
 func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	s = labelledStore(t, s, 0)
 	ctx := context.Background()
@@ -296,6 +301,7 @@ func TestTwentyThousandValuesKeepTheBound(t *testing.T) {
 // A prefix's breakdown sums its counters' labels; by name it is each
 // counter's history.
 func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	s = labelledStore(t, s, 0)
 	ctx := context.Background()
@@ -334,6 +340,7 @@ func TestPrefixBreakdownSumsItsCounters(t *testing.T) {
 // label days before its horizon, whether the labels are still pending,
 // settled, or rolled up into months.
 func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
+	t.Parallel()
 	for _, state := range []string{"pending", "settled", "rolled up"} {
 		t.Run(state, func(t *testing.T) {
 			s, db := mustOpenStore(t)
@@ -394,6 +401,7 @@ func TestDeleteAndRetentionRemoveLabels(t *testing.T) {
 // value's count ever goes down (a value kept as itself stays itself), and
 // once all is settled the day holds exactly the bound.
 func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
+	t.Parallel()
 	const bound, writers, each = 10, 6, 40
 	stores, db := twoProcesses(t, bound)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -476,6 +484,7 @@ func TestSettlingMeanwhileChangesNoAnswer(t *testing.T) {
 // went: the breakdown of each day is what a reference that applies the
 // writes one by one says, before settling and after.
 func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{0, 30} {
 		t.Run(fmt.Sprintf("slot of %d bytes", size), func(t *testing.T) {
 			s, db := mustOpenStore(t)
@@ -556,6 +565,7 @@ func TestLabelSlotsKeepTheOrderOfTheWrites(t *testing.T) {
 // rows did, across a month's turn, for a counter and a prefix; retention
 // then trims the days before its horizon from the month that holds it.
 func TestRolledUpLabelsAnswerAsDailyRows(t *testing.T) {
+	t.Parallel()
 	s, db := mustOpenStore(t)
 	s = labelledStore(t, s, 3)
 	ctx := context.Background()

@@ -27,6 +27,7 @@ func version(tb testing.TB, s *storage.CounterStore, name string) int64 {
 // forward, even when the writer's clock stands still or goes back: live
 // updates order a counter's states and number their events by it.
 func TestEveryWriteMovesTheVersionForward(t *testing.T) {
+	t.Parallel()
 	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
 		s, _ := open(dsn)
 		ctx := context.Background()
@@ -62,6 +63,7 @@ func TestEveryWriteMovesTheVersionForward(t *testing.T) {
 // ReadLive reads the named counters, present or not, and those under a
 // prefix changed after Since, never the reserved ones.
 func TestReadLiveReadsNamesAndRecentChangesUnderPrefixes(t *testing.T) {
+	t.Parallel()
 	s, _ := mustOpenStore(t)
 	ctx := context.Background()
 	set(t, s, "rl/old", 1)

@@ -39,6 +39,7 @@ var runOnce = migrations(map[string]string{
 })
 
 func TestMigrationsOfProcessesStartingAtOnceRunOnceAndEveryoneSeesTheLastVersion(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.MySQLDSN(t)
 	migrateFromEverywhere(t, []string{dsn, dsn, dsn, dsn, dsn, dsn})
 }
@@ -46,6 +47,7 @@ func TestMigrationsOfProcessesStartingAtOnceRunOnceAndEveryoneSeesTheLastVersion
 // GET_LOCK would let one process per node in; the lock row lets one in
 // the whole cluster. Rounds of two processes per node on a fresh database.
 func TestMigrationsOfProcessesOnEveryGaleraNodeRunOnce(t *testing.T) {
+	t.Parallel()
 	testenv.NeedCluster(t)
 	g := testenv.StartGalera(t)
 	for round := range 5 {
@@ -104,6 +106,7 @@ func migrateFromEverywhere(t *testing.T, dsns []string) {
 // and every later one refuse it, naming the migration and the commands
 // that repair it, and run nothing, until an operator forces a version.
 func TestFailedMigrationIsRefusedUntilAnOperatorForcesAVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := mustConnect(t, testenv.MySQLDSN(t))
 	broken := migrations(map[string]string{
@@ -170,6 +173,7 @@ func TestFailedMigrationIsRefusedUntilAnOperatorForcesAVersion(t *testing.T) {
 // The lock row of a process that died while migrating blocks the others
 // only until its lease runs out; a live holder's is waited for.
 func TestMigrationLockOfADeadProcessIsTakenOverWhenItsLeaseRunsOut(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		leaseEnd string // SQL: when the other holder's lease runs out
@@ -211,6 +215,7 @@ func TestMigrationLockOfADeadProcessIsTakenOverWhenItsLeaseRunsOut(t *testing.T)
 // a migration added as 007_x.sql would never run. Such a name stops the
 // service instead, saying how to rename it.
 func TestMigrationNotNamedUpSQLIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ file, want string }{
 		{"007_x.sql", "git mv storage/migrations/007_x.sql storage/migrations/007_x.up.sql"},
 		{"007_x.down.sql", "007_x.down.sql"},

@@ -50,6 +50,7 @@ func oldRunner(tb testing.TB, db *storage.DB, last int) {
 // an error and without running again what it applied (005's ALTER would
 // fail if it ran twice), keeps its data, and ends at the last version.
 func TestDatabaseOfTheOldRunnerUpgradesWithoutRunningAnythingAgain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		last int
@@ -94,6 +95,7 @@ func TestDatabaseOfTheOldRunnerUpgradesWithoutRunningAnythingAgain(t *testing.T)
 // Services starting at once on a fresh database: every Open succeeds, and
 // each sees every migration applied.
 func TestOpenOfServicesStartingAtOnceOnAFreshDatabaseSucceedsEverywhere(t *testing.T) {
+	t.Parallel()
 	const services = 6
 	ctx := context.Background()
 	dsn := testenv.MySQLDSN(t)

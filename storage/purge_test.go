@@ -14,6 +14,7 @@ import (
 // The periodic purge started by main deletes expired keys on its own and
 // leaves live ones.
 func TestPurgeKeysEveryDeletesExpiredKeys(t *testing.T) {
+	t.Parallel()
 	store, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	ctx := context.Background()
 	key := func(k string) counters.Idempotency { return counters.Idempotency{Key: k} }

@@ -27,6 +27,7 @@ func failing(n int, err error) (fn func() error, runs *int) {
 }
 
 func TestRetryRunsRolledBackWorkAgainUntilItSucceeds(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{deadlock, &mysql.MySQLError{Number: erLockWaitTimeout}, errAgain} {
 		fn, runs := failing(3, err)
 		if got := retry(context.Background(), "test", fn); got != nil {
@@ -39,6 +40,7 @@ func TestRetryRunsRolledBackWorkAgainUntilItSucceeds(t *testing.T) {
 }
 
 func TestRetryReturnsOtherErrorsAsTheyAreAfterOneRun(t *testing.T) {
+	t.Parallel()
 	refused := &mysql.MySQLError{Number: erDataOutOfRange}
 	fn, runs := failing(10, refused)
 	if got := retry(context.Background(), "test", fn); got != refused {
@@ -50,6 +52,7 @@ func TestRetryReturnsOtherErrorsAsTheyAreAfterOneRun(t *testing.T) {
 }
 
 func TestRetryGivesUpAfterThePolicysAttemptsSayingNothingChanged(t *testing.T) {
+	t.Parallel()
 	fn, runs := failing(1000, deadlock)
 	err := retry(context.Background(), "test", fn)
 	if got, want := *runs, rolledBack.attempts; got != want {
@@ -88,6 +91,7 @@ func TestRetryStopsBeforeAPauseThatWouldOutlastTheDeadline(t *testing.T) {
 // Work that is not retried, such as a single DELETE, also says that a
 // deadlock changed nothing.
 func TestARolledBackWriteSaysNothingWasChanged(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{deadlock, &mysql.MySQLError{Number: erLockWaitTimeout}} {
 		got := mapError("test", err, true)
 		if code, msg := counters.ErrorCode(got), counters.ErrorMessage(got); code != counters.EUNAVAILABLE ||
@@ -101,6 +105,7 @@ func TestARolledBackWriteSaysNothingWasChanged(t *testing.T) {
 // row: with a deadline, retry keeps going past the policy's attempts for
 // as long as the deadline allows.
 func TestRetryKeepsRunningRolledBackWorkWhileTheDeadlineAllows(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	failures := 3 * rolledBack.attempts

@@ -105,6 +105,7 @@ func currencies(t *testing.T, s *CounterStore, name string) map[string]int64 {
 // other steps alone; a bound that refuses the step refuses its count; and
 // the counter's rows go with it.
 func TestARegisteredTallyCountsItsStepsOnEveryPathAndGoesWithItsCounter(t *testing.T) {
+	t.Parallel()
 	s := currencyStore(t)
 	ctx := context.Background()
 	at := s.now()
@@ -171,6 +172,7 @@ func TestARegisteredTallyCountsItsStepsOnEveryPathAndGoesWithItsCounter(t *testi
 // increment succeeds and only its value changes, by the one-statement
 // path's rules.
 func TestAnExtraNoTallyTakesIsWrittenAsNone(t *testing.T) {
+	t.Parallel()
 	s := currencyStore(t)
 	s.seam.tallies.list = slices.DeleteFunc(s.seam.tallies.list, func(t Tally) bool { _, ok := t.(currencyTally); return ok })
 	ctx := context.Background()

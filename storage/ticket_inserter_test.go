@@ -140,6 +140,7 @@ func (e *ticketEnv) queueBehindOneOn(tb testing.TB, boardID, first, othersBoard 
 }
 
 func TestRowsQueuedDuringAnInsertShareTheNextStatement(t *testing.T) {
+	t.Parallel()
 	eachInsertPath(t, storage.TicketStoreOptions{}, func(t *testing.T, e *ticketEnv) {
 		board := e.board(t, 1, "NINJA")
 		release := e.holdBoard(t, board)
@@ -162,6 +163,7 @@ func TestRowsQueuedDuringAnInsertShareTheNextStatement(t *testing.T) {
 }
 
 func TestGroupsAreBoundedByMaxGroupRows(t *testing.T) {
+	t.Parallel()
 	eachInsertPath(t, storage.TicketStoreOptions{MaxGroupRows: 3}, func(t *testing.T, e *ticketEnv) {
 		board := e.board(t, 1, "NINJA")
 		release := e.holdBoard(t, board)
@@ -182,6 +184,7 @@ func TestGroupsAreBoundedByMaxGroupRows(t *testing.T) {
 // One bad row makes MySQL refuse the whole multi-row statement; its
 // neighbours must still be written and only its own caller gets the error.
 func TestABadRowInAGroupFailsOnlyItsOwnCaller(t *testing.T) {
+	t.Parallel()
 	eachInsertPath(t, storage.TicketStoreOptions{}, func(t *testing.T, e *ticketEnv) {
 		ctx := context.Background()
 		board := e.board(t, 1, "NINJA")
@@ -215,6 +218,7 @@ func TestABadRowInAGroupFailsOnlyItsOwnCaller(t *testing.T) {
 }
 
 func TestARowWhoseCallerGaveUpWhileQueuedIsNotWritten(t *testing.T) {
+	t.Parallel()
 	e := newTicketEnv(t, storage.TicketStoreOptions{})
 	board := e.board(t, 1, "NINJA")
 	release := e.holdBoard(t, board)

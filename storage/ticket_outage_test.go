@@ -20,6 +20,7 @@ const (
 // is certain: an uncommitted transaction dies with its connection, an
 // autocommit INSERT ... RETURNING may have committed just before the crash.
 func TestTicketCallersGet503WhenMySQLDiesUnderAGroup(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		without     bool

@@ -13,6 +13,7 @@ import (
 )
 
 func TestBoardSlugIsUniqueWithinACompanyOnly(t *testing.T) {
+	t.Parallel()
 	e := newTicketEnv(t, storage.TicketStoreOptions{})
 	ctx := context.Background()
 	tests := []struct {
@@ -34,6 +35,7 @@ func TestBoardSlugIsUniqueWithinACompanyOnly(t *testing.T) {
 }
 
 func TestTicketTextRoundTripsAtItsLimits(t *testing.T) {
+	t.Parallel()
 	e := newTicketEnv(t, storage.TicketStoreOptions{})
 	ctx := context.Background()
 	board := e.board(t, 1, "NINJA")
@@ -54,6 +56,7 @@ func TestTicketTextRoundTripsAtItsLimits(t *testing.T) {
 }
 
 func TestTicketsAreFoundByBoardAndNumberOrByCompanyAndSlug(t *testing.T) {
+	t.Parallel()
 	e := newTicketEnv(t, storage.TicketStoreOptions{})
 	ctx := context.Background()
 	ninja, other := e.board(t, 1, "NINJA"), e.board(t, 2, "NINJA")
@@ -80,6 +83,7 @@ func TestTicketsAreFoundByBoardAndNumberOrByCompanyAndSlug(t *testing.T) {
 }
 
 func TestListTicketsPagesInNumberOrderAndMaxLocalIDSeesGaps(t *testing.T) {
+	t.Parallel()
 	e := newTicketEnv(t, storage.TicketStoreOptions{})
 	ctx := context.Background()
 	board, other := e.board(t, 1, "NINJA"), e.board(t, 1, "ROCK")

@@ -47,6 +47,7 @@ func visitorsOn(tb testing.TB, c *visitors.Counter, name, prefix string) int64 {
 // The contract's accuracy, through MySQL: exact within 3 below 100 visitors,
 // within 2% from 1,000 up, also past the size where a sketch turns dense.
 func TestVisitorEstimatesAreWithinTheContract(t *testing.T) {
+	t.Parallel()
 	store, db := mustOpenStore(t)
 	c := visitorCounter(db)
 	for _, n := range []int{1, 3, 10, 57, 99, 1000, 2500, 10000, 70000, 150000} {
@@ -72,6 +73,7 @@ func TestVisitorEstimatesAreWithinTheContract(t *testing.T) {
 // Two processes that flush the same visitors and new ones into one sketch
 // at once lose none and count none twice.
 func TestSketchesOfProcessesAreUnitedInMySQL(t *testing.T) {
+	t.Parallel()
 	store, db := mustOpenStore(t)
 	set(t, store, "hits/u", 0)
 	shared, a, b := randomIDs(1500), randomIDs(500), randomIDs(500)
@@ -101,6 +103,7 @@ func TestSketchesOfProcessesAreUnitedInMySQL(t *testing.T) {
 // A deleted counter takes its sketches with it, and a flush for a counter
 // deleted since writes none.
 func TestSketchesGoWithTheirCounter(t *testing.T) {
+	t.Parallel()
 	store, db := mustOpenStore(t)
 	c := visitorCounter(db)
 	set(t, store, "hits/gone", 0)
@@ -128,6 +131,7 @@ func TestSketchesGoWithTheirCounter(t *testing.T) {
 // a new one is drawn the next day, so identifiers cannot be linked across
 // days, and a past day's is destroyed by the purge.
 func TestSaltsAgreeWithinADayChangeTheNextAndAreDestroyed(t *testing.T) {
+	t.Parallel()
 	_, db := mustOpenStore(t)
 	ctx := context.Background()
 	vs := storage.NewVisitorStore(db)
@@ -164,6 +168,7 @@ func TestSaltsAgreeWithinADayChangeTheNextAndAreDestroyed(t *testing.T) {
 // What a year of visitors costs a counter in MySQL, for docs/visitors.md:
 // a page with 30 visitors a day, one with 1,000, one with 100,000.
 func TestAYearOfSketchesCostsWhatTheGuideSays(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a year of sketches")
 	}

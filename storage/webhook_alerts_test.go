@@ -99,6 +99,7 @@ var alertDay = time.Date(2026, 3, 2, 10, 7, 0, 0, time.UTC)
 // passed since the hook's creation, not a moment before, and a step ends
 // it; each transition is one event with the window it summed.
 func TestASilenceAlertFiresWhenItsWindowPassesWithoutIncrements(t *testing.T) {
+	t.Parallel()
 	clock := testenv.NewClock(alertDay)
 	a := newAlerting(t, testenv.MySQLDSN(t), clock)
 	hook := a.alert(t, webhooks.CreateRequest{Name: "shop/quiet", Window: "1h", Below: ptr(1)})
@@ -144,6 +145,7 @@ func TestASilenceAlertFiresWhenItsWindowPassesWithoutIncrements(t *testing.T) {
 // not those its creation's quarter hour held before it; on a prefix, the
 // steps of every counter under it.
 func TestARateAlertSumsItsWindowFromHistory(t *testing.T) {
+	t.Parallel()
 	clock := testenv.NewClock(alertDay.Add(-5 * time.Minute)) // 10:02
 	a := newAlerting(t, testenv.MySQLDSN(t), clock)
 	a.inc(t, "books/a", 40) // before the hook, in its quarter hour
@@ -187,6 +189,7 @@ func TestARateAlertSumsItsWindowFromHistory(t *testing.T) {
 // it sums today's quarter hours: the first and the last day in quarter
 // hours, those between as their totals.
 func TestAWeeksWindowSumsRolledUpDays(t *testing.T) {
+	t.Parallel()
 	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	clock := testenv.NewClock(created)
 	a := newAlerting(t, testenv.MySQLDSN(t), clock)
@@ -224,6 +227,7 @@ func TestAWeeksWindowSumsRolledUpDays(t *testing.T) {
 // transition once; so does a process that read the state before the
 // other's transition committed, and a process started anew.
 func TestEachTransitionIsOneEventAcrossProcessesAndRestarts(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.MySQLDSN(t)
 	clock := testenv.NewClock(alertDay)
 	a, b := newAlerting(t, dsn, clock), newAlerting(t, dsn, clock)
@@ -287,6 +291,7 @@ func TestEachTransitionIsOneEventAcrossProcessesAndRestarts(t *testing.T) {
 // process finds it first, and a silence alert whose window passed during
 // the outage fires at the first pass after it.
 func TestAnOutageOfMySQLDelaysATransitionAndNeverRepeatsIt(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMariaDB(t)
 	dsn := m.DSN("alerts")
 	clock := testenv.NewClock(alertDay)
@@ -330,6 +335,7 @@ func TestAnOutageOfMySQLDelaysATransitionAndNeverRepeatsIt(t *testing.T) {
 // threshold hooks' recorder, which writes an increment the slower way,
 // does not want them.
 func TestAnAlertLeavesTheIncrementsOfItsCounterAlone(t *testing.T) {
+	t.Parallel()
 	clock := testenv.NewClock(alertDay)
 	a := newAlerting(t, testenv.MySQLDSN(t), clock)
 	a.alert(t, webhooks.CreateRequest{Name: "shop/one", Window: "1h", Below: ptr(1)})
@@ -346,6 +352,7 @@ func TestAnAlertLeavesTheIncrementsOfItsCounterAlone(t *testing.T) {
 // as Standard Webhooks specifies, which the library verifies with the
 // hook's secret.
 func TestAnAlertsCallIsSignedWithTheHooksSecret(t *testing.T) {
+	t.Parallel()
 	clock := testenv.NewClock(alertDay)
 	a := newAlerting(t, testenv.MySQLDSN(t), clock)
 	got := make(chan *http.Request, 1)

@@ -91,6 +91,7 @@ func recorded[E any](t *testing.T, hooks *storage.HookStore, hookID int64) []E {
 // sends it) that takes a counter over 1,000 records one event, with the
 // exact values before and after the round.
 func TestACoalescedRoundThatCrossesRecordsOneEventWithExactValues(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "books/Round", Thresholds: []int64{1000}})
 	set(t, h.store, "books/Round", 990)
@@ -114,6 +115,7 @@ func ev(name string, threshold int64, d webhooks.Direction, prev, value int64) w
 // Each write path that can cross records its crossings; paths that do not
 // cross record nothing, and a deletion never does.
 func TestEveryWritePathRecordsItsCrossingsAndNothingElse(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Prefix: "stock/", Thresholds: []int64{0, 10}, Direction: webhooks.Both})
 	ctx := context.Background()
@@ -163,6 +165,7 @@ func TestEveryWritePathRecordsItsCrossingsAndNothingElse(t *testing.T) {
 // written with the recorder. Either way every crossing is recorded once,
 // with exact values, and the values answered are the counter's.
 func TestQuietIncrementsRecordEveryCrossingOnceWhateverTheOtherProcessDid(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.MySQLDSN(t)
 	a, b := newHookedOn(t, dsn), newHookedOn(t, dsn)
 	hook := a.hook(t, webhooks.CreateRequest{Name: "stock/q", Thresholds: []int64{0, 10}, Every: 100, Direction: webhooks.Both})
@@ -214,6 +217,7 @@ func TestQuietIncrementsRecordEveryCrossingOnceWhateverTheOtherProcessDid(t *tes
 // Processes claiming at once never lease one event twice, and a process
 // whose lease was taken over records nothing.
 func TestClaimsNeverShareAnEventAndAStaleLeaseRecordsNothing(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "claims/x", Every: 1})
 	if _, err := h.store.Increment(context.Background(), "claims/x", 60); err != nil {
@@ -287,6 +291,7 @@ func TestClaimsNeverShareAnEventAndAStaleLeaseRecordsNothing(t *testing.T) {
 // A hook watches nothing once deleted; the recorder learns it from the
 // store's change.
 func TestADeletedHookRecordsNothing(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "gone/x", Thresholds: []int64{1}})
 	if !h.rec.Wants("gone/x") || h.rec.Wants("gone/y") {
@@ -303,6 +308,7 @@ func TestADeletedHookRecordsNothing(t *testing.T) {
 // Finished events are purged once older than what is kept; pending ones
 // never are.
 func TestPurgeKeepsPendingAndRecentEvents(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "purge/x", Every: 1})
 	ctx := context.Background()
@@ -333,6 +339,7 @@ func TestPurgeKeepsPendingAndRecentEvents(t *testing.T) {
 // A hook whose attempts keep failing is disabled once the failures have
 // lasted disableAfter; a success in between starts the count again.
 func TestAHookFailingForLongEnoughIsDisabled(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "failing/x", Every: 1})
 	ctx := context.Background()
@@ -379,6 +386,7 @@ func TestAHookFailingForLongEnoughIsDisabled(t *testing.T) {
 // follow; rotating again drops the oldest, so that a hook has at most two
 // secrets. A missing hook is ENOTFOUND and nothing changes.
 func TestRotatingKeepsTheReplacedSecretAndDropsTheOldest(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "rotate/x", Every: 1})
 	first := hook.Secret
@@ -427,6 +435,7 @@ func TestRotatingKeepsTheReplacedSecretAndDropsTheOldest(t *testing.T) {
 // The purge forgets a previous secret once its grace has ended, not a
 // microsecond before: no call signs with it any more.
 func TestAPreviousSecretIsForgottenWhenItsGraceEnds(t *testing.T) {
+	t.Parallel()
 	h := newHooked(t)
 	hook := h.hook(t, webhooks.CreateRequest{Name: "forget/x", Every: 1})
 	ctx := context.Background()
