@@ -111,9 +111,9 @@ func start(tb testing.TB, dsn, redisURL string, opts []Option) *Env {
 	ctx, cancel := context.WithCancel(context.Background())
 	var svc *wire.Service
 	var err error
-	testenv.DriverConfig(func() { // storage.Connect sets the driver's global logger
-		svc, err = wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
-	})
+	// No lock: services start side by side (storage sets the driver's
+	// global logger once, at init).
+	svc, err = wire.Build(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		cancel()
 		tb.Fatal(err)

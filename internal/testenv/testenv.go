@@ -153,12 +153,11 @@ func randomHex(n int) string {
 }
 
 // driverConfig orders the making of MySQL driver configurations in one
-// test binary. storage.Connect sets the driver's logger, a global that
-// every new configuration (ParseDSN, sql.Open) reads: harmless in the
-// service, one of it a process, but a race between tests that run in
-// parallel, one starting a service while another opens a database.
-// testenv holds it wherever it parses a DSN; apptest holds it while
-// wire builds a service (DriverConfig).
+// test binary. The driver's logger is a global that every new
+// configuration (ParseDSN, sql.Open) reads; storage sets it once, in its
+// init, before any test runs, so that services start side by side
+// without it (apptest holds it no longer). testenv still holds it
+// wherever it parses a DSN, for a binary that sets the logger otherwise.
 var driverConfig sync.Mutex
 
 // DriverConfig runs f while no other test of the binary makes a MySQL
