@@ -3,10 +3,12 @@ package clienttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,11 +26,13 @@ const jsDir = "../../clients/js"
 // committed it, and one that answers its first attempt 429, 502, 503 or
 // 504 in turn (the 502 and 504 after the service committed it). It builds
 // the package (npm ci when its node_modules are missing or older than
-// package-lock.json, then tsc) and runs `npm test` (Node's own test
-// runner, the type test against openapi.yaml, and a test that installs
-// the packed package offline into an empty project) with the URLs in
-// COUNTERS_JS_*. Through both proxies, every write carried one key on both
-// of its attempts: the JS tests check that each increment counted once.
+// package-lock.json, then tsc) and runs what `npm test` runs (the type
+// test against openapi.yaml, then Node's own test runner, with a test
+// that installs the packed package offline into an empty project) with
+// the URLs in COUNTERS_JS_*. The build and the type test, which need no
+// service, run side by side while the service starts. Through both
+// proxies, every write carried one key on both of its attempts: the JS
+// tests check that each increment counted once.
 func TestTypeScriptClientAgainstTheService(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"node", "npm"} {
@@ -37,12 +41,6 @@ func TestTypeScriptClientAgainstTheService(t *testing.T) {
 				"(Debian's nodejs and npm); or run as root: apt-get install -y --no-install-recommends nodejs npm", cmd)
 		}
 	}
-	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) {
-		c.Webhooks.AllowPrivate = true // the tests' hooks call this machine
-	})
-	drop := env.NewFirstFailProxy(t, apptest.FailDrop)
-	flaky := env.NewFirstFailProxy(t, apptest.Fail429, apptest.Fail502, apptest.Fail503, apptest.Fail504)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir, err := filepath.Abs(jsDir)
@@ -50,15 +48,25 @@ func TestTypeScriptClientAgainstTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 	noteInputs(t, dir)
-	if stale(dir) {
-		npm(ctx, t, dir, nil, "ci")
+	built := make(chan error, 1)
+	var building sync.WaitGroup
+	building.Add(1)
+	go func() { defer building.Done(); built <- buildAndCheckTypes(ctx, t, dir) }()
+	t.Cleanup(building.Wait) // a test that failed first has cancelled ctx, which ends npm
+
+	env := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) {
+		c.Webhooks.AllowPrivate = true // the tests' hooks call this machine
+	})
+	drop := env.NewFirstFailProxy(t, apptest.FailDrop)
+	flaky := env.NewFirstFailProxy(t, apptest.Fail429, apptest.Fail502, apptest.Fail503, apptest.Fail504)
+	if err := <-built; err != nil {
+		t.Fatal(err)
 	}
-	npm(ctx, t, dir, nil, "run", "build")
 	npm(ctx, t, dir, []string{
 		"COUNTERS_JS_URL=" + env.URL,
 		"COUNTERS_JS_DROP_URL=" + drop.URL,
 		"COUNTERS_JS_FLAKY_URL=" + flaky.URL,
-	}, "test")
+	}, "run", "--silent", "test:service")
 
 	for name, p := range map[string]*apptest.FirstFailProxy{"drop": drop, "429/502/503/504": flaky} {
 		attempts := p.Attempts()
@@ -111,10 +119,33 @@ func stale(dir string) bool {
 	return err != nil || lock.ModTime().After(installed.ModTime())
 }
 
+// buildAndCheckTypes installs the package's node_modules when they are
+// stale, then builds it and runs its type test (npm test's first step)
+// side by side: neither reads what the other writes.
+func buildAndCheckTypes(ctx context.Context, t *testing.T, dir string) error {
+	if stale(dir) {
+		if err := npmRun(ctx, t, dir, nil, "ci"); err != nil {
+			return err
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- npmRun(ctx, t, dir, nil, "run", "build") }()
+	go func() { errs <- npmRun(ctx, t, dir, nil, "run", "--silent", "test:types") }()
+	return errors.Join(<-errs, <-errs)
+}
+
 // npm runs npm in dir with the extra environment, failing the test with
 // its output when it fails.
 func npm(ctx context.Context, t *testing.T, dir string, extra []string, args ...string) {
 	t.Helper()
+	if err := npmRun(ctx, t, dir, extra, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// npmRun runs npm in dir with the extra environment and returns an error
+// with its output when it fails; it may run outside the test's goroutine.
+func npmRun(ctx context.Context, t *testing.T, dir string, extra []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "npm", args...)
 	cmd.Dir = dir
 	// No audit, fund or update notices: they call the registry, which a
@@ -126,11 +157,12 @@ func npm(ctx context.Context, t *testing.T, dir string, extra []string, args ...
 	t.Logf("npm %s (%.1fs)", strings.Join(args, " "), time.Since(start).Seconds())
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("npm %s did not finish in time:\n%s", strings.Join(args, " "), out)
+			return fmt.Errorf("npm %s did not finish in time:\n%s", strings.Join(args, " "), out)
 		}
-		t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+		return fmt.Errorf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	if testing.Verbose() {
 		t.Logf("%s", out)
 	}
+	return nil
 }
