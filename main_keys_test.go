@@ -80,6 +80,7 @@ func TestRevokedKeyIsRefusedByEveryProcessWithinASecond(t *testing.T) {
 // which logs every request). A service without a token says so once at
 // start-up.
 func TestSecretsAppearOnlyInTheAnswerThatCreatedThem(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	p := startProcess(t, bin, storetest.MigratedDSN(t), "COUNTERS_LOG_LEVEL=debug")
 	id, secret := newKey(t, p, `{"name": "shop A", "scopes": ["read"], "prefixes": ["shopA/"]}`)

@@ -65,6 +65,7 @@ func lastMigration(t *testing.T) migrationFile {
 // the service refuses the dirty database, naming the migration and the
 // repair; status says so; force repairs it; the service starts again.
 func TestMigrateCommandReportsAndRepairsAFailedMigration(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dsn := testenv.MySQLDSN(t)
 	steps := []struct {

@@ -60,6 +60,11 @@ func buildBinary(t *testing.T) string {
 }
 
 // TestMain removes the binary the tests shared.
+//
+// The tests run in parallel, each on a database (and Redis) of its own,
+// except those that assert a bound under a second and so need the CPU
+// they would share: a live stream's final value, a revoked key's refusal,
+// a hook told to the other process through Redis within 250 or 300 ms.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if built.dir != "" {
@@ -103,6 +108,7 @@ func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 // Two processes of the service on one database hammer one counter: every
 // value is handed out exactly once. Then SIGTERM stops each cleanly.
 func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	procs := []*process{startProcess(t, bin, dsn), startProcess(t, bin, dsn)}
@@ -193,6 +199,7 @@ func (p *process) waitExit(t *testing.T, done <-chan error, limit time.Duration)
 // Idempotency-Key, which Go's client does not retry by itself: a request
 // lost on a closing connection shows up as an error here.
 func TestSIGTERMUnderKeepAliveLoadLeavesNoRequestUnanswered(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	store, _ := storetest.OpenStore(t, dsn)
@@ -292,6 +299,7 @@ func sigtermUnderLoad(t *testing.T, p *process, name string) int64 {
 // Bad configuration stops the service at once with one line naming the
 // variable, and a non-zero exit.
 func TestBadConfigurationFailsAtStartWithOneLine(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -175,6 +175,7 @@ func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
 // The process that committed a crossing is killed (SIGKILL) right after
 // its answer: another process delivers the event within a minute.
 func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true"}
@@ -227,6 +228,7 @@ func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 // The receiver that docs/webhooks.md shows takes the service's calls
 // (verified by the Standard Webhooks library) and refuses a forged one.
 func TestTheGuidesReceiverAcceptsTheServicesCallsAndRefusesForgedOnes(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	receiverBin := filepath.Join(t.TempDir(), "webhook-receiver")
 	if out, err := exec.Command("go", "build", "-o", receiverBin, "./docs/webhook-receiver").CombinedOutput(); err != nil {
