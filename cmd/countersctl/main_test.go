@@ -78,6 +78,7 @@ func args(s ...string) []string { return s }
 // Each counter command prints its answer as documented and exits 0, or
 // names the service's error and code on stderr and exits 1.
 func TestCounterCommandsPrintTheirAnswers(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	vars := []string{"COUNTERS_URL=" + svc.URL}
 	lines := filepath.Join(t.TempDir(), "moved.jsonl")
@@ -133,6 +134,7 @@ func TestCounterCommandsPrintTheirAnswers(t *testing.T) {
 
 // ls follows every page: more counters than the largest page.
 func TestLsPrintsEveryPage(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	var lines, want strings.Builder
 	for i := range 1005 {
@@ -150,6 +152,7 @@ func TestLsPrintsEveryPage(t *testing.T) {
 
 // Keys, boards and tickets.
 func TestKeyAndTicketCommands(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin := []string{"COUNTERS_URL=" + svc.URL, "COUNTERS_TOKEN=admin-token"}
 	r := ctl(t, admin, "keys", "create", "--name", "shop A", "--scopes", "read,write", "--prefixes", "shopA/", "--companies", "1")
@@ -193,6 +196,7 @@ func TestKeyAndTicketCommands(t *testing.T) {
 // keys ls tells a key that may touch every name (the prefix "") from one
 // that may touch none (boards and tickets only).
 func TestKeysLsTellsEveryNameFromNoName(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t, func(c *wire.Config) { c.Keys.AdminToken = "admin-token" })
 	admin := []string{"COUNTERS_URL=" + svc.URL, "COUNTERS_TOKEN=admin-token"}
 	for _, k := range [][]string{
@@ -211,6 +215,7 @@ func TestKeysLsTellsEveryNameFromNoName(t *testing.T) {
 // Mistakes in the command line exit 2 and say what is wrong; none of them
 // reaches the service.
 func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	vars := []string{"COUNTERS_URL=http://127.0.0.1:1"}
 	for _, s := range []step{
 		{args: args("inc"), code: 2, err: "inc takes NAME [BY]"},
@@ -240,6 +245,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 // An increment whose answer a proxy dropped after the service committed it
 // still prints the value, and the counter moved once.
 func TestIncThroughAProxyThatDropsTheAnswerCountsOnce(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	proxy := svc.NewDropProxy(t, 1)
 	runSession(t, []string{"COUNTERS_URL=" + proxy.URL}, []step{
@@ -291,6 +297,7 @@ func (l *lines) waitLines(t *testing.T, n int) {
 // value (or "deleted"), and ends cleanly, exit 0 and nothing on stderr,
 // on --timeout or when its context ends.
 func TestWatchPrintsALinePerValue(t *testing.T) {
+	t.Parallel()
 	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL())
 	vars := []string{"COUNTERS_URL=" + svc.URL}
 	for _, tc := range []struct {
@@ -309,6 +316,7 @@ func TestWatchPrintsALinePerValue(t *testing.T) {
 				`\{"name":"watched/c","value":3,"at":"[^"]+"\}`, `\{"name":"watched/c"\}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a counter of its own; two wait out their --timeout
 			runSession(t, vars, []step{{args: args("inc", tc.counter), out: "1\n"}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -350,6 +358,7 @@ func TestWatchPrintsALinePerValue(t *testing.T) {
 // the receiver and shows in deliveries, enable and rm answer nothing,
 // rotate prints the new secret.
 func TestWebhookCommands(t *testing.T) {
+	t.Parallel()
 	svc := apptest.NewWithCache(t, testenv.StartRedis(t).URL(), func(c *wire.Config) { c.Webhooks.AllowPrivate = true })
 	var mu sync.Mutex
 	var calls []string
@@ -402,6 +411,7 @@ func TestWebhookCommands(t *testing.T) {
 // --timeout bounds a command, retries included: a service that never
 // answers is an error (exit 1) after it, not a hang.
 func TestTimeoutEndsACommandThatGetsNoAnswer(t *testing.T) {
+	t.Parallel()
 	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-stop
@@ -416,6 +426,7 @@ func TestTimeoutEndsACommandThatGetsNoAnswer(t *testing.T) {
 // ready is a health check: 0 while the service serves and MySQL answers,
 // 1 when /readyz says otherwise or nothing answers, within --timeout.
 func TestReadyExitsZeroOnlyWhenTheServiceIsReady(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	unready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/readyz" {
@@ -448,6 +459,7 @@ func TestReadyExitsZeroOnlyWhenTheServiceIsReady(t *testing.T) {
 // suggestion (not the whole help) for a mistyped command, and shell
 // completion.
 func TestVersionHelpSuggestionsAndCompletion(t *testing.T) {
+	t.Parallel()
 	vars := []string{"COUNTERS_URL=http://127.0.0.1:1"}
 	for _, tc := range []struct {
 		args      []string
@@ -491,6 +503,7 @@ func TestVersionHelpSuggestionsAndCompletion(t *testing.T) {
 // or a prefix sees by its moment, unannotate deletes one; history and
 // export print the service's CSV with --csv.
 func TestAnnotationAndCSVCommands(t *testing.T) {
+	t.Parallel()
 	svc := apptest.New(t)
 	vars := []string{"COUNTERS_URL=" + svc.URL}
 	runSession(t, vars, []step{
