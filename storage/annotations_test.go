@@ -9,13 +9,12 @@ import (
 	"github.com/countersvc/countersvc/annotations"
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 )
 
 func newAnnotationStore(t *testing.T) (*storage.AnnotationStore, *storage.CounterStore) {
 	t.Helper()
-	store, db := storetest.OpenStore(t, testenv.MySQLDSN(t))
+	store, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
 	return storage.NewAnnotationStore(db), store
 }
 

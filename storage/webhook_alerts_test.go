@@ -101,7 +101,7 @@ var alertDay = time.Date(2026, 3, 2, 10, 7, 0, 0, time.UTC)
 func TestASilenceAlertFiresWhenItsWindowPassesWithoutIncrements(t *testing.T) {
 	t.Parallel()
 	clock := testenv.NewClock(alertDay)
-	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	a := newAlerting(t, storetest.MigratedDSN(t), clock)
 	hook := a.alert(t, webhooks.CreateRequest{Name: "shop/quiet", Window: "1h", Below: ptr(1)})
 
 	steps := []struct {
@@ -147,7 +147,7 @@ func TestASilenceAlertFiresWhenItsWindowPassesWithoutIncrements(t *testing.T) {
 func TestARateAlertSumsItsWindowFromHistory(t *testing.T) {
 	t.Parallel()
 	clock := testenv.NewClock(alertDay.Add(-5 * time.Minute)) // 10:02
-	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	a := newAlerting(t, storetest.MigratedDSN(t), clock)
 	a.inc(t, "books/a", 40) // before the hook, in its quarter hour
 	clock.Set(alertDay)
 	name := a.alert(t, webhooks.CreateRequest{Name: "books/a", Window: "15m", Above: ptr(10)})
@@ -192,7 +192,7 @@ func TestAWeeksWindowSumsRolledUpDays(t *testing.T) {
 	t.Parallel()
 	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	clock := testenv.NewClock(created)
-	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	a := newAlerting(t, storetest.MigratedDSN(t), clock)
 	hook := a.alert(t, webhooks.CreateRequest{Prefix: "week/", Window: "7d", Above: ptr(10)})
 	// 8 in all, before today; each step moves the one before from the
 	// counter's slot into its day's row, which the roll-up then packs (the
@@ -228,7 +228,7 @@ func TestAWeeksWindowSumsRolledUpDays(t *testing.T) {
 // other's transition committed, and a process started anew.
 func TestEachTransitionIsOneEventAcrossProcessesAndRestarts(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	clock := testenv.NewClock(alertDay)
 	a, b := newAlerting(t, dsn, clock), newAlerting(t, dsn, clock)
 	hook := a.alert(t, webhooks.CreateRequest{Name: "shop/rush", Window: "15m", Above: ptr(3)})
@@ -337,7 +337,7 @@ func TestAnOutageOfMySQLDelaysATransitionAndNeverRepeatsIt(t *testing.T) {
 func TestAnAlertLeavesTheIncrementsOfItsCounterAlone(t *testing.T) {
 	t.Parallel()
 	clock := testenv.NewClock(alertDay)
-	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	a := newAlerting(t, storetest.MigratedDSN(t), clock)
 	a.alert(t, webhooks.CreateRequest{Name: "shop/one", Window: "1h", Below: ptr(1)})
 	a.alert(t, webhooks.CreateRequest{Prefix: "shop/", Window: "1h", Above: ptr(100)})
 	if err := a.rec.Reload(context.Background()); err != nil {
@@ -354,7 +354,7 @@ func TestAnAlertLeavesTheIncrementsOfItsCounterAlone(t *testing.T) {
 func TestAnAlertsCallIsSignedWithTheHooksSecret(t *testing.T) {
 	t.Parallel()
 	clock := testenv.NewClock(alertDay)
-	a := newAlerting(t, testenv.MySQLDSN(t), clock)
+	a := newAlerting(t, storetest.MigratedDSN(t), clock)
 	got := make(chan *http.Request, 1)
 	bodies := make(chan []byte, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/internal/storetest"
-	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/webhooks"
 )
@@ -25,7 +24,7 @@ type hooked struct {
 
 func newHooked(t *testing.T) *hooked {
 	t.Helper()
-	return newHookedOn(t, testenv.MySQLDSN(t))
+	return newHookedOn(t, storetest.MigratedDSN(t))
 }
 
 // newHookedOn is newHooked on the database of dsn: two of them on one
@@ -166,7 +165,7 @@ func TestEveryWritePathRecordsItsCrossingsAndNothingElse(t *testing.T) {
 // with exact values, and the values answered are the counter's.
 func TestQuietIncrementsRecordEveryCrossingOnceWhateverTheOtherProcessDid(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.MySQLDSN(t)
+	dsn := storetest.MigratedDSN(t)
 	a, b := newHookedOn(t, dsn), newHookedOn(t, dsn)
 	hook := a.hook(t, webhooks.CreateRequest{Name: "stock/q", Thresholds: []int64{0, 10}, Every: 100, Direction: webhooks.Both})
 	if err := b.rec.Reload(context.Background()); err != nil {

@@ -31,7 +31,7 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 	t.Parallel()
 	const lease, skew, timeout = cache.DefaultLease, 50 * time.Millisecond, cache.DefaultTimeout
 	rs := testenv.StartRedis(t)
-	dsn := testenv.MySQLDSN(t)
+	dsn := apptest.MigratedDSN(t)
 	withCache := func(c *wire.Config) {
 		c.Cache.RedisURL, c.Cache.Lease, c.Cache.ClockSkew, c.Cache.Timeout = rs.URL(), lease, skew, timeout
 	}
