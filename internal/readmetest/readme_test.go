@@ -250,6 +250,14 @@ type builtCommand struct {
 // commands.dir for the examples to run, unless it is built already.
 func build(t *testing.T, pkg string) {
 	t.Helper()
+	if err := buildOnce(pkg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildOnce builds pkg into commands.dir the first time it is called
+// for pkg; later calls wait for that build and return its error.
+func buildOnce(pkg string) error {
 	commands.mu.Lock()
 	if commands.built == nil {
 		commands.built = map[string]*builtCommand{}
@@ -267,9 +275,7 @@ func build(t *testing.T, pkg string) {
 			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
 		}
 	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
+	return b.err
 }
 
 func firstLines(s string, n int) string {
