@@ -35,6 +35,13 @@ func ctl(t *testing.T, vars []string, args ...string) result {
 		k, val, _ := strings.Cut(v, "=")
 		env[k] = val
 	}
+	if args == nil {
+		// As main's os.Args[1:]: cobra reads nil arguments as "take the
+		// process's", here the test binary's flags, so that the run with
+		// no arguments answered according to how go test was called
+		// (-test.parallel 4, its value a word of its own, was a command).
+		args = []string{}
+	}
 	var out, errw bytes.Buffer
 	code := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errw)
 	return result{out.String(), errw.String(), code}
