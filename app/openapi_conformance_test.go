@@ -44,22 +44,34 @@ type spec struct {
 	seen map[string]map[int]bool // operationId -> statuses answered
 }
 
+// loadSpec gives a test the document and its router, which the tests
+// share (they read them and change nothing), and a record of its own.
 func loadSpec(t *testing.T) *spec {
 	t.Helper()
+	loaded, err := theSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &spec{doc: loaded.doc, router: loaded.router, seen: map[string]map[int]bool{}}
+}
+
+// theSpec is openapi.yaml loaded, validated and routed once a test binary:
+// about 2 s under the race detector, which five tests paid each.
+var theSpec = sync.OnceValues(func() (*spec, error) {
 	doc, err := openapi3.NewLoader().LoadFromFile("../openapi.yaml")
 	if err != nil {
-		t.Fatalf("loading openapi.yaml: %v", err)
+		return nil, fmt.Errorf("loading openapi.yaml: %w", err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("openapi.yaml is not a valid OpenAPI document: %v", err)
+		return nil, fmt.Errorf("openapi.yaml is not a valid OpenAPI document: %w", err)
 	}
 	doc.Servers = nil // the test's services listen on ports of their own
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &spec{doc: doc, router: router, seen: map[string]map[int]bool{}}
-}
+	return &spec{doc: doc, router: router}, nil
+})
 
 // exchange is one request and the status it must be answered with.
 type exchange struct {

@@ -300,7 +300,7 @@ func dumpMySQL(t *testing.T, db *sql.DB) string {
 func TestVisitorsCountWhileRedisIsDown(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	env := visitorsEnv(t, r, "")
+	env := visitorsEnv(t, r, "", quickLease)
 	r.Kill()
 	visit(t, env, "hits/down", 0, 40)
 	visit(t, env, "hits/down", 0, 40) // repeats, counted as hits: no window without Redis
