@@ -15,11 +15,9 @@ import (
 // race is in the 20 requests in flight at once (ten on each board's
 // sequence), not in the count: the seed's thousand per worker (20,000 in
 // all, 14 s alone before the parallel tests) only repeated the same
-// overlaps ten times over. A service of its own, patient (15 s for
-// MySQL), runs beside the parallel tests: a 503 under their load is not
-// what it looks at.
+// overlaps ten times over. It runs alone, before the parallel tests, as
+// TestConcurrentIncrementsHandOutEachValueOnce does, and for its reasons.
 func TestConcurrentTicketCreationNumbersEachBoardExactlyOnce(t *testing.T) {
-	t.Parallel()
 	const boards, workers, perWorker = 2, 10, 100
 	env := apptest.New(t, patient)
 	ids := make([]int64, boards)
