@@ -17,7 +17,8 @@ const (
 // An <img> shows a broken image for a JSON error, so a badge requested by
 // an image client draws its error, with the error's status; API clients
 // keep the JSON error.
-func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) { // alone: see hitLimits
+func TestBadgeErrorsAreDrawnForImageClients(t *testing.T) {
+	t.Parallel()
 	r := testenv.StartRedis(t)
 	env := apptest.New(t, hitLimits(r, 2, 0))
 	tests := []struct {

@@ -35,7 +35,8 @@ func proxyEnv(t *testing.T, proxies []string, proxyRate int) *apptest.Env {
 // Every view of a README through the proxy counts, although they all come
 // from one address with one User-Agent, up to the proxy's own budget per
 // counter; then the badge draws the limit.
-func TestEveryViewThroughAnImageProxyCounts(t *testing.T) { // alone: see hitLimits
+func TestEveryViewThroughAnImageProxyCounts(t *testing.T) {
+	t.Parallel()
 	const budget = 70 // more than an address's 60, and than one view per dedup window
 	env := proxyEnv(t, nil, budget)
 	for i := 1; i <= budget; i++ {
@@ -68,7 +69,8 @@ func TestEveryViewThroughAnImageProxyCounts(t *testing.T) { // alone: see hitLim
 // The proxy is told what GitHub's guidance asks: revalidate on every view,
 // by ETag, so that each view reaches the service. Other clients keep
 // no-store.
-func TestImageProxiesGetNoCacheWithAnETag(t *testing.T) { // alone: see hitLimits
+func TestImageProxiesGetNoCacheWithAnETag(t *testing.T) {
+	t.Parallel()
 	env := proxyEnv(t, nil, 600)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fe", `{"value": 7}`)
 	for _, path := range []string{"/v1/hits/hits%2Fe/badge.svg", "/v1/counters/hits%2Fe/badge.svg"} {
@@ -90,7 +92,8 @@ func TestImageProxiesGetNoCacheWithAnETag(t *testing.T) { // alone: see hitLimit
 
 // COUNTERS_IMAGE_PROXIES=none: a proxy is a client like any other, so its
 // views within the dedup window count once.
-func TestImageProxyTreatmentCanBeTurnedOff(t *testing.T) { // alone: see hitLimits
+func TestImageProxyTreatmentCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
 	env := proxyEnv(t, []string{"none"}, 600)
 	for range 3 {
 		env.Do(t, "GET", "/v1/hits/hits%2Foff/badge.svg", "", camo...)

@@ -422,8 +422,9 @@ func TestStreamsCatchUpThroughRedisFaults(t *testing.T) {
 		{"restarted", func(_ *testing.T, r *testenv.Redis) { r.Kill() }, func(t *testing.T, r *testenv.Redis) { r.Start(t) }},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
+			t.Parallel()
 			rd := testenv.StartRedis(t)
-			a, b := liveProcesses(t, rd)
+			a, b := liveProcesses(t, rd, quickLease)
 			name := "live%2F" + fault.name
 			a.Do(t, "PUT", "/v1/counters/"+name, `{"value": 0}`)
 			s := apptest.OpenStream(t, b.URL+"/v1/counters/"+name+"/events")

@@ -115,10 +115,10 @@ const (
 	// AttemptTimeout bounds one call, from dialling to the end of the
 	// answer's read body.
 	AttemptTimeout = 15 * time.Second
-	// lease is how long a claimed event stays this process's: past it
-	// another process may call again. Longer than an attempt, so that a
+	// DefaultLease is how long a claimed event stays this process's: past
+	// it another process may call again. Longer than an attempt, so that a
 	// live process records its outcome first.
-	lease = AttemptTimeout + 15*time.Second
+	DefaultLease = AttemptTimeout + 15*time.Second
 	// DisableAfter is how long a hook fails continuously before it is
 	// disabled (Svix: five days).
 	DisableAfter = 5 * 24 * time.Hour
@@ -174,6 +174,12 @@ type RelayOptions struct {
 	// sign them, and of whether a delivery's retry window is spent;
 	// default time.Now.
 	Now func() time.Time
+	// Lease is how long a claimed event stays this relay's; default
+	// DefaultLease. One shorter than AttemptTimeout lets a slow call be
+	// made again beside itself: only tests, whose receivers answer at
+	// once, shorten it, so as not to wait half a minute for a lost
+	// process's lease to run out.
+	Lease time.Duration
 }
 
 // Relay delivers the outbox's events.
@@ -195,6 +201,9 @@ func NewRelay(out Outbox, o RelayOptions) *Relay {
 	}
 	if o.Poll <= 0 {
 		o.Poll = 500 * time.Millisecond
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
 	}
 	if o.Guard == nil {
 		o.Guard = NewGuard(false)
@@ -268,7 +277,7 @@ func (r *Relay) Run(ctx context.Context) {
 			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		claimed, err := r.out.Claim(cctx, n, lease)
+		claimed, err := r.out.Claim(cctx, n, r.o.Lease)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			r.o.Log.Warn("webhooks: claiming due events failed", "error", err)

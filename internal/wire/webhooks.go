@@ -19,6 +19,9 @@ type Webhooks struct {
 	// AlertsEvery is how often each process evaluates every alert; the
 	// contract allows an alert at most a minute late.
 	AlertsEvery time.Duration `env:"COUNTERS_WEBHOOK_ALERTS_EVERY"`
+	// Lease is the relay's (webhooks.RelayOptions.Lease), no variable:
+	// tests shorten it to see a lost process's calls made again.
+	Lease time.Duration
 }
 
 // Validate checks the webhooks' settings.
@@ -34,7 +37,7 @@ func (w Webhooks) Validate() error {
 
 // defaultWebhooks is the webhooks' block of Defaults.
 func defaultWebhooks(c *Config) {
-	c.Webhooks = Webhooks{MaxPerKey: webhooks.DefaultMaxPerKey, Workers: webhooks.DefaultWorkers, AlertsEvery: webhooks.AlertEvery}
+	c.Webhooks = Webhooks{MaxPerKey: webhooks.DefaultMaxPerKey, Workers: webhooks.DefaultWorkers, AlertsEvery: webhooks.AlertEvery, Lease: webhooks.DefaultLease}
 }
 
 // buildWebhooks: crossings recorded inside each change's transaction (one
@@ -80,7 +83,7 @@ func buildWebhooks(b *builder) (app.Capability, error) {
 	s.Store.Observe(recorder)
 
 	guard := webhooks.NewGuard(cfg.AllowPrivate)
-	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.Workers, Guard: guard, Registerer: s.Registry, Log: log, Now: b.now})
+	s.Relay = webhooks.NewRelay(s.Hooks, webhooks.RelayOptions{Workers: cfg.Workers, Guard: guard, Registerer: s.Registry, Log: log, Now: b.now, Lease: cfg.Lease})
 	recorder.OnRecord = s.Relay.Wake
 	b.job("webhook relay", s.Relay.Run)
 	// Alerts sum history's own quarter hours, apart from the increments:
