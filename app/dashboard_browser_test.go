@@ -96,7 +96,14 @@ func screenshot(tb testing.TB, pageURL, name, size string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	chromium(tb, "--screenshot="+shot, "--window-size="+size, "--hide-scrollbars", pageURL)
+	var width, height int
+	fmt.Sscanf(size, "%d,%d", &width, &height)
+	b := startDevtools(tb)
+	defer b.close()
+	t := b.blank(width, height)
+	t.call("Emulation.setScrollbarsHidden", map[string]any{"hidden": true})
+	t.settle(pageURL)
+	t.screenshot(shot)
 	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
 		tb.Fatalf("no screenshot at %s: %v", shot, err)
 	}
