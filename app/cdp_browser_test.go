@@ -337,15 +337,30 @@ func (t *tab) await(what string, event <-chan cdpMessage, d time.Duration) {
 	}
 }
 
+// rendered opens pageURL in a browser of its own, in a window of width x
+// height (0: the default) without scrollbars, and returns its tab once
+// the page is done (see settle).
+func rendered(tb testing.TB, pageURL string, width, height int) *tab {
+	tb.Helper()
+	t := startDevtools(tb).blank(width, height)
+	t.call("Emulation.setScrollbarsHidden", map[string]any{"hidden": true})
+	t.settle(pageURL)
+	return t
+}
+
+// dom is the tab's DOM as its scripts left it.
+func (t *tab) dom() string {
+	t.b.tb.Helper()
+	return t.text("document.documentElement.outerHTML")
+}
+
 // renderedDOM loads pageURL in a browser of its own, lets its scripts run
 // and returns the DOM as they left it.
 func renderedDOM(tb testing.TB, pageURL string) string {
 	tb.Helper()
-	b := startDevtools(tb)
-	defer b.close()
-	t := b.blank(0, 0)
-	t.settle(pageURL)
-	return t.text("document.documentElement.outerHTML")
+	t := rendered(tb, pageURL, 0, 0)
+	defer t.b.close()
+	return t.dom()
 }
 
 // runChromium opens url in a browser of its own, in real time, until the
