@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// browserSlots bounds how many tests drive Chromium at once. The browser
-// tests run in parallel with the rest (they mostly wait on the service and
-// on timers), but each Chromium takes hundreds of MiB and a core while it
-// starts: more than two at once on a small machine slowed every test
+// browserSlots bounds how many tests drive Chromium (the one browser of
+// the test binary, see theBrowser) at once. The browser tests run in
+// parallel with the rest (they mostly wait on the service and on timers),
+// but each page's renderer takes a core while it loads and draws: more
+// than two tests' pages at once on a small machine slowed every test
 // around them without finishing the browser tests any sooner.
 var browserSlots = make(chan struct{}, 2)
 
@@ -44,23 +45,18 @@ func browserSlot(tb testing.TB) {
 }
 
 // startBrowser starts cmd (a Chromium with Pdeathsig, so that it ends with
-// the test binary) from an OS thread of its own, kept until tb ends.
-// Pdeathsig fires when the thread that started the process ends, and a
-// goroutine that locks its thread and returns without unlocking ends it
-// (testenv's network-namespace dial does, in the tests beside): a browser
-// started from such a thread was killed mid-test. testenv.startServer
-// does the same for the servers.
-func startBrowser(tb testing.TB, cmd *exec.Cmd) error {
-	started, ended := make(chan error, 1), make(chan struct{})
+// the test binary) from an OS thread of its own, kept until until is
+// closed. Pdeathsig fires when the thread that started the process ends,
+// and a goroutine that locks its thread and returns without unlocking
+// ends it (testenv's network-namespace dial does, in the tests beside): a
+// browser started from such a thread was killed mid-test.
+// testenv.startServer does the same for the servers.
+func startBrowser(cmd *exec.Cmd, until <-chan struct{}) error {
+	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends after the browser
 		started <- cmd.Start()
-		<-ended
+		<-until
 	}()
-	if err := <-started; err != nil {
-		close(ended)
-		return err
-	}
-	tb.Cleanup(func() { close(ended) }) // after the test's own, which end the browser
-	return nil
+	return <-started
 }

@@ -61,8 +61,8 @@ func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 	e.Do(t, "POST", "/v1/counters/other/increment", "")
 
 	const q = "step=day&tz=Europe/Berlin&from=2025-04-01&to=2025-04-08"
-	page := e.URL + "/dashboard?prefix=shop/&" + q
-	dom := renderedDOM(t, page)
+	shown := rendered(t, e.URL+"/dashboard?prefix=shop/&"+q, 1280, 800)
+	dom := shown.dom()
 
 	var rows []string
 	for _, m := range dashboardRow.FindAllStringSubmatch(dom, -1) {
@@ -85,18 +85,18 @@ func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 		}
 	}
 
-	t.Logf("screenshot of the dashboard: %s", screenshot(t, page, "dashboard.png", "1280,800"))
+	t.Logf("screenshot of the dashboard: %s", screenshot(t, shown, "dashboard.png"))
 }
 
-// screenshot takes a PNG of pageURL in a window of size ("W,H") where
-// shotPath says, and returns its path.
-func screenshot(tb testing.TB, pageURL, name, size string) string {
+// screenshot saves a PNG of the tab where shotPath says, and returns
+// its path.
+func screenshot(tb testing.TB, page *tab, name string) string {
 	tb.Helper()
 	shot, err := filepath.Abs(shotPath(tb, name))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	chromium(tb, "--screenshot="+shot, "--window-size="+size, "--hide-scrollbars", pageURL)
+	page.screenshot(shot)
 	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
 		tb.Fatalf("no screenshot at %s: %v", shot, err)
 	}
@@ -213,8 +213,8 @@ func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 
 	today := time.Now().UTC()
 	rng := "from=" + today.AddDate(0, 0, -6).Format(time.DateOnly) + "&to=" + today.AddDate(0, 0, 1).Format(time.DateOnly) + "&tz=UTC"
-	page := e.URL + "/dashboard?prefix=hits/site/&period=7d&tz=UTC"
-	dom := renderedDOM(t, page)
+	shown := rendered(t, e.URL+"/dashboard?prefix=hits/site/&period=7d&tz=UTC", 1280, 1100)
+	dom := shown.dom()
 
 	figures := map[string]string{}
 	for _, m := range dashboardFigure.FindAllStringSubmatch(dom, -1) {
@@ -254,5 +254,5 @@ func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 		t.Errorf("with a country database loaded, the countries are not credited; DOM:\n%s", section(t, dom, "bd-country"))
 	}
 
-	t.Logf("screenshot of the report: %s", screenshot(t, page, "breakdowns-page-hits.png", "1280,1100"))
+	t.Logf("screenshot of the report: %s", screenshot(t, shown, "breakdowns-page-hits.png"))
 }

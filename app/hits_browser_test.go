@@ -1,8 +1,6 @@
 package app_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -13,9 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/countersvc/countersvc/internal/apptest"
 )
@@ -23,42 +19,6 @@ import (
 // EnvNoBrowser=1 skips the browser test on machines without Chromium;
 // scripts/test installs it, so there the test fails rather than skips.
 const EnvNoBrowser = "COUNTERS_TEST_NO_BROWSER"
-
-// renderedDOM loads pageURL in headless Chromium, lets its scripts run and
-// returns the DOM as they left it.
-func renderedDOM(tb testing.TB, pageURL string) string {
-	tb.Helper()
-	return string(chromium(tb, "--dump-dom", pageURL))
-}
-
-// chromium runs headless Chromium with args after the common ones and
-// returns what it wrote to stdout.
-func chromium(tb testing.TB, args ...string) []byte {
-	tb.Helper()
-	bin := chromiumBinary(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(append(chromiumFlags(tb),
-		// Virtual time runs ahead while the page is idle but waits for the
-		// network, so the snippet's request completes within the budget.
-		"--virtual-time-budget=10000"), args...)...)
-	// Chromium starts helper processes: end them all on timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	err := startBrowser(tb, cmd)
-	if err == nil {
-		err = cmd.Wait()
-	}
-	if err != nil {
-		tb.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	return out.Bytes()
-}
 
 // chromiumBinary is the browser's path, once the test holds a browser
 // slot; the test is skipped when EnvNoBrowser says there is none.
@@ -73,13 +33,6 @@ func chromiumBinary(tb testing.TB) string {
 	}
 	browserSlot(tb)
 	return bin
-}
-
-// chromiumFlags start headless Chromium with a profile of its own, quiet.
-func chromiumFlags(tb testing.TB) []string {
-	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + tb.TempDir()}
 }
 
 var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)

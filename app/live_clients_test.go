@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -214,30 +213,6 @@ es.addEventListener("counter", (ev) => {
 		}
 		return last
 	})
-}
-
-// runChromium opens url in headless Chromium, in real time, until the test
-// ends; the channel gets its exit if it ends before.
-func runChromium(tb testing.TB, url string) <-chan error {
-	tb.Helper()
-	bin := chromiumBinary(tb)
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+tb.TempDir(), "--remote-debugging-port=0", url)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := startBrowser(tb, cmd); err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	tb.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // Chromium and its helpers
-		select {                                        // unless the test already had its exit
-		case <-done:
-		case <-time.After(5 * time.Second):
-		}
-	})
-	return done
 }
 
 // The snippet with data-live counts the page view, shows the value, and
