@@ -138,6 +138,9 @@ func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []strin
 // wait to learn whether its command ran).
 func (p *pipeline) wait(ctx context.Context, q *queued) error {
 	_, err := p.q.Do(ctx, q)
+	if err == nil {
+		return nil // without errors.As, whose target would cost every call an allocation
+	}
 	var u *batch.Unanswered
 	if errors.As(err, &u) {
 		return u.Err
