@@ -143,7 +143,7 @@ func (h *hitHandlers) count(c *fiber.Ctx, name string) (int64, error) {
 	defer cancel()
 	v, err := h.hits.Count(ctx, visit(c, name, h.proxies.clientAddr(c)))
 	var limited *hits.RateLimitedError
-	if errors.As(err, &limited) {
+	if err != nil && errors.As(err, &limited) { // a counted hit skips errors.As and its target's allocation
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(limited.Seconds()))
 	}
 	return v, err

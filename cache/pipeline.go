@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -119,25 +120,36 @@ func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []strin
 	// The request's own memory holds keys and args (the caller's slices
 	// then need none of the heap), a call of one key and one argument
 	// without more.
-	q := &queued{deadline: since.Add(p.calls.timeout)}
+	q := scriptCalls.Get().(*queued)
+	q.deadline = since.Add(p.calls.timeout)
 	q.keys, q.args = append(q.key[:0], keys...), append(q.arg[:0], args...)
 	if err := p.wait(ctx, q); err != nil {
+		return nil, err // not reused: a pipeline in flight may still hold it
+	}
+	answers, at, err := q.answers, q.at, q.answerErr
+	*q = queued{}
+	scriptCalls.Put(q) // answered: its pipeline is done with it
+	if err != nil {
 		return nil, err
 	}
-	if q.answerErr != nil {
-		return nil, q.answerErr
-	}
-	if len(q.answers) < q.at+p.answer {
+	if len(answers) < at+p.answer {
 		return nil, errUnexpected
 	}
-	return q.answers[q.at : q.at+p.answer : q.at+p.answer], nil
+	return answers[at : at+p.answer : at+p.answer], nil
 }
+
+// scriptCalls are the answered script calls of every pipeline, for reuse:
+// a page hit's limits would otherwise allocate one of about 200 bytes.
+var scriptCalls = sync.Pool{New: func() any { return new(queued) }}
 
 // wait queues q and waits until it is answered or its context ends (that
 // context's error: Redis work is only ever a shortcut, so a caller does not
 // wait to learn whether its command ran).
 func (p *pipeline) wait(ctx context.Context, q *queued) error {
 	_, err := p.q.Do(ctx, q)
+	if err == nil {
+		return nil // without errors.As, whose target would cost every call an allocation
+	}
 	var u *batch.Unanswered
 	if errors.As(err, &u) {
 		return u.Err
