@@ -139,6 +139,11 @@ func (c *coalescer) queue(adaptive bool) *batch.Queue[step, int64] {
 	return batch.New(c.run, batch.Options[step, int64]{
 		MaxInFlight: c.opts.MaxInFlight,
 		Adaptive:    adaptive,
+		// A round beside those in flight only once it would carry as
+		// much as they do: smaller rounds cost a statement and a commit
+		// each, which on a box shared with MySQL comes out of the load's
+		// own cores.
+		GrowFull: true,
 		// A request that starts a round runs it on its own goroutine:
 		// when idle, at once, as if there were no coalescer.
 		Inline: true,

@@ -87,6 +87,16 @@ type Options[T, R any] struct {
 	// batch costs its fixed work once, however many calls it carries).
 	// Default 1.
 	GrowAt int
+	// GrowFull raises GrowAt's bar to the calls that the batches in flight
+	// carry on average: another batch starts beside them only when it
+	// would carry as many. A batch started sooner makes every batch after
+	// it smaller, and each costs its fixed work whatever it carries. Where
+	// callers wait on the batches' latency (a server with cores of its
+	// own, a network hop away), that many pile up while a batch runs and
+	// batches still multiply up to the limit; where the service and the
+	// server share a few busy cores, the callers are mostly being served
+	// elsewhere, few pile up, and the batches in flight stay few and large.
+	GrowFull bool
 	// Inline runs a batch that a caller starts on the caller's own
 	// goroutine, and saves the hand-over to another goroutine and back: a
 	// call that finds the queue idle as a batch of one (run is told it is
@@ -122,6 +132,7 @@ type Queue[T, R any] struct {
 	mu       sync.Mutex
 	pending  []*Call[T, R]
 	inFlight int
+	carried  int      // calls in the batches in flight (Options.GrowFull)
 	climber  *climber // with Options.Adaptive
 	// limit mirrors what Limit answers, so that it can be read without
 	// mu, also by a chooser (which runs under it).
@@ -211,6 +222,7 @@ func (q *Queue[T, R]) takes(c *Call[T, R]) bool {
 }
 
 func (q *Queue[T, R]) took(batch []*Call[T, R]) {
+	q.carried += len(batch)
 	if q.o.Taken != nil {
 		q.o.Taken(batch)
 	}
@@ -218,6 +230,7 @@ func (q *Queue[T, R]) took(batch []*Call[T, R]) {
 
 func (q *Queue[T, R]) ran(batch []*Call[T, R]) {
 	q.stuck = false
+	q.carried -= len(batch)
 	if q.o.Done != nil {
 		q.o.Done(batch)
 	}
@@ -234,7 +247,11 @@ func (q *Queue[T, R]) room() bool {
 	if q.climber != nil {
 		limit = q.climber.limit
 	}
-	return q.inFlight < limit && len(q.pending) >= q.o.GrowAt*q.inFlight
+	if q.inFlight >= limit || len(q.pending) < q.o.GrowAt*q.inFlight {
+		return false
+	}
+	// The average batch in flight carries carried/inFlight calls.
+	return !q.o.GrowFull || len(q.pending)*q.inFlight >= q.carried
 }
 
 // heldBack tells the climber that the limit kept a call waiting. Caller

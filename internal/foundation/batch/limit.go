@@ -21,9 +21,10 @@ import "time"
 // small box that work comes out of the same cores the load needs, and a
 // window's rate is noisy enough that an unbiased climber walks up the
 // limits by chance and pays for it in every later window. So a step up is
-// kept only when it clearly pays (climbUpGain), and a step down is kept
-// unless it clearly costs (climbDownLoss): between two limits that measure
-// alike, the climber settles on the lower, cheaper one.
+// kept only when it clearly pays (climbUpGain) in two windows running,
+// and a step down is kept unless it clearly costs (climbDownLoss): between
+// two limits that measure alike, the climber settles on the lower, cheaper
+// one.
 //
 // Only windows in which the limit held some call back count: when callers
 // are fewer than the limit allows, throughput says nothing about the limit,
@@ -41,6 +42,7 @@ type climber struct {
 	queued bool      // the limit held a call back in the window
 
 	probing bool    // the window measures limit, moved from the settled one
+	won     bool    // a probe up has beaten base in one window: one more to go
 	settle  bool    // the window after a move: batches of the old limit are still in it
 	base    float64 // calls a second at the settled limit
 	hold    int     // windows to stay before the next probe
@@ -51,7 +53,8 @@ type climber struct {
 // answered in them, so that a window's rate is not a handful of calls. A
 // probe up is kept when it beats the settled rate by climbUpGain, a probe
 // down when it keeps at least climbDownLoss of it: noise alone should
-// rarely move the limit up.
+// rarely move the limit up, and a probe up must win two windows running,
+// which noise alone does about as often as the square of one.
 const (
 	climbWindow   = 100 * time.Millisecond
 	climbCalls    = 256
@@ -93,7 +96,7 @@ func (l *climber) ran(calls int, now time.Time) {
 		// learnt nothing; measure again from where it settled.
 		if l.probing {
 			l.limit -= l.dir
-			l.probing, l.settle = false, false
+			l.probing, l.settle, l.won = false, false, false
 		}
 		l.base = 0
 		return
@@ -101,12 +104,16 @@ func (l *climber) ran(calls int, now time.Time) {
 	switch {
 	case l.settle:
 		l.settle = false
+	case l.probing && l.kept(rate) && l.dir > 0 && !l.won:
+		// Better by chance, as often as not: it must win a second window.
+		l.won = true
 	case l.probing && l.kept(rate):
 		// Better: settle here and go on the same way at once.
-		l.probing, l.base, l.backoff = false, max(rate, l.base), climbHoldMin
+		l.probing, l.won, l.base, l.backoff = false, false, max(rate, l.base), climbHoldMin
 	case l.probing:
 		// Worse: back to where it was, and the next probe the other way,
 		// after a hold that grows while probes keep failing.
+		l.won = false
 		l.limit -= l.dir
 		l.dir = -l.dir
 		l.probing, l.base = false, 0

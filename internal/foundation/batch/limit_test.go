@@ -89,3 +89,39 @@ func TestTheClimberStaysLowWhereNoiseIsAllThatDiffers(t *testing.T) {
 		t.Fatalf("%d of %d windows ran more than two batches at once on a flat hill (limit now %d)", high, windows, l.limit)
 	}
 }
+
+// A probe up that wins one window and not the next goes back: one lucky
+// window does not buy a batch more in flight.
+func TestTheClimberKeepsAStepUpOnlyWhenItWinsTwoWindowsRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		second float64 // calls a second in the probe's second window
+		want   int
+	}{
+		{"the second window loses", 10000, 1},
+		{"both windows win", 11000, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newClimber(16)
+			now := time.Unix(0, 0)
+			l.ran(0, now) // the first window starts
+			window := func(rate float64) {
+				now = now.Add(climbWindow)
+				l.queued = true
+				l.ran(int(rate*climbWindow.Seconds()), now)
+			}
+			for i := 0; !l.probing; i++ {
+				if i > 100 {
+					t.Fatal("the climber never probed")
+				}
+				window(10000)
+			}
+			window(10000) // the settling window after the move
+			window(11000) // wins by 10%
+			window(tc.second)
+			if l.probing || l.limit != tc.want {
+				t.Fatalf("limit %d (probing %v), want %d settled", l.limit, l.probing, tc.want)
+			}
+		})
+	}
+}
