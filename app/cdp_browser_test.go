@@ -196,7 +196,7 @@ func (p *browserProcess) try(session, method string, params any) (json.RawMessag
 		}
 		return m.Result, nil
 	case <-p.exited:
-		return nil, fmt.Errorf("chromium: %s: %v", method, p.err)
+		return nil, fmt.Errorf("chromium: %s: %w", method, p.err)
 	case <-time.After(cdpWait):
 		return nil, fmt.Errorf("chromium: no answer to %s within %s", method, cdpWait)
 	}
