@@ -84,9 +84,10 @@ func theBrowser(tb testing.TB) *browserProcess {
 }
 
 // browserProfiles holds the profile directory of each test binary's
-// browser, named after the binary's process id: a binary ends without a
-// hook for its browser, so the next one removes those of ended ones.
-var browserProfiles = filepath.Join(os.TempDir(), "countersvc-test-chromium")
+// browser (of this user), named after the binary's process id: a binary
+// ends without a hook for its browser, so the next one removes those of
+// ended ones.
+var browserProfiles = filepath.Join(os.TempDir(), fmt.Sprintf("countersvc-test-chromium-%d", os.Getuid()))
 
 func startBrowserProcess(bin string) (*browserProcess, error) {
 	os.MkdirAll(browserProfiles, 0o755)
@@ -195,7 +196,7 @@ func (p *browserProcess) try(session, method string, params any) (json.RawMessag
 		}
 		return m.Result, nil
 	case <-p.exited:
-		return nil, fmt.Errorf("chromium: %s: %v", method, p.err)
+		return nil, fmt.Errorf("chromium: %s: %w", method, p.err)
 	case <-time.After(cdpWait):
 		return nil, fmt.Errorf("chromium: no answer to %s within %s", method, cdpWait)
 	}
@@ -337,14 +338,21 @@ func (t *tab) await(what string, event <-chan cdpMessage, d time.Duration) {
 	}
 }
 
-// rendered opens pageURL in a browser of its own, in a window of width x
-// height (0: the default) without scrollbars, and returns its tab once
-// the page is done (see settle).
-func rendered(tb testing.TB, pageURL string, width, height int) *tab {
+// dashboard opens the dashboard at pageURL in a browser of its own, in a
+// window of width x height without scrollbars, and returns its tab once
+// the page has drawn what it loaded. Not settle: the virtual time that
+// passes once the page's fetches are done can run out between one of its
+// answers and the script that draws it (a chart was seen empty so, on a
+// loaded machine); the dashboard says itself when it is done.
+func dashboard(tb testing.TB, pageURL string, width, height int) *tab {
 	tb.Helper()
 	t := startDevtools(tb).blank(width, height)
 	t.call("Emulation.setScrollbarsHidden", map[string]any{"hidden": true})
-	t.settle(pageURL)
+	t.navigate(pageURL)
+	t.dashboardReady()
+	if msg := t.text(`[document.getElementById('error').textContent, document.getElementById('signin').hidden ? '' : document.getElementById('signin').textContent].join(' ').trim()`); msg != "" {
+		tb.Fatalf("the dashboard at %s says: %s", pageURL, msg)
+	}
 	return t
 }
 
@@ -358,8 +366,10 @@ func (t *tab) dom() string {
 // and returns the DOM as they left it.
 func renderedDOM(tb testing.TB, pageURL string) string {
 	tb.Helper()
-	t := rendered(tb, pageURL, 0, 0)
-	defer t.b.close()
+	b := startDevtools(tb)
+	defer b.close()
+	t := b.blank(0, 0)
+	t.settle(pageURL)
 	return t.dom()
 }
 

@@ -47,7 +47,7 @@ func bars(tb testing.TB, dom, id string) []string {
 // kept (its path is logged).
 func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t)
+	e := apptest.New(t, patient)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	clock := testenv.NewClock(time.Now())
 	e.Store.Now = clock.Now
@@ -61,7 +61,7 @@ func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 	e.Do(t, "POST", "/v1/counters/other/increment", "")
 
 	const q = "step=day&tz=Europe/Berlin&from=2025-04-01&to=2025-04-08"
-	shown := rendered(t, e.URL+"/dashboard?prefix=shop/&"+q, 1280, 800)
+	shown := dashboard(t, e.URL+"/dashboard?prefix=shop/&"+q, 1280, 800)
 	dom := shown.dom()
 
 	var rows []string
@@ -186,7 +186,7 @@ func apiRows(tb testing.TB, e *apptest.Env, path string) string {
 // is logged) for the guide.
 func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 	t.Parallel()
-	e := apptest.New(t, func(c *wire.Config) {
+	e := apptest.New(t, patient, func(c *wire.Config) {
 		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
 		c.Hits.GeoIPDB = geoiptest.File(t, geoiptest.LocationDB, map[string]string{
 			"198.51.100.0/24": "DE", "203.0.113.0/24": "FR", "2001:db8::/32": "NZ"})
@@ -213,7 +213,7 @@ func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 
 	today := time.Now().UTC()
 	rng := "from=" + today.AddDate(0, 0, -6).Format(time.DateOnly) + "&to=" + today.AddDate(0, 0, 1).Format(time.DateOnly) + "&tz=UTC"
-	shown := rendered(t, e.URL+"/dashboard?prefix=hits/site/&period=7d&tz=UTC", 1280, 1100)
+	shown := dashboard(t, e.URL+"/dashboard?prefix=hits/site/&period=7d&tz=UTC", 1280, 1100)
 	dom := shown.dom()
 
 	figures := map[string]string{}
@@ -245,7 +245,7 @@ func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 		t.Errorf("the report's chart has %d bars, want the 7 days: %v", len(got), got)
 	}
 
-	shop := renderedDOM(t, e.URL+"/dashboard?prefix=shop/&period=today&tz=UTC&label=channel")
+	shop := dashboard(t, e.URL+"/dashboard?prefix=shop/&period=today&tz=UTC&label=channel", 1280, 800).dom()
 	if got, want := shownRows(t, shop, "custom"), "web=3 (none)=2 store=1"; got != want {
 		t.Errorf("the shop by channel: the dashboard shows %q, want %q", got, want)
 	}
