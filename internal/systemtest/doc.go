@@ -1,7 +1,9 @@
-// Package systemtest holds the tests of the whole service under faults:
-// MySQL killed or hung under load, Redis paused, frozen, killed and
-// restarted, two processes sharing one database and one Redis, histories
-// checked for linearizability. Each starts the service as internal/wire
-// builds it (internal/apptest) on real servers (internal/testenv); app/
-// tests HTTP, and the packages below it test themselves.
+// Package systemtest holds the tests of the whole service under load and
+// under faults: twenty clients incrementing one counter and numbering two
+// boards' tickets, MySQL killed or hung under load, Redis paused, frozen,
+// killed and restarted, two processes sharing one database and one Redis,
+// histories checked for linearizability. Each starts the service as
+// internal/wire builds it (internal/apptest) on real servers
+// (internal/testenv); app/ tests HTTP, and the packages below it test
+// themselves.
 package systemtest

@@ -80,6 +80,15 @@ func TestGrowFullStartsABatchOnlyAsLargeAsThoseInFlight(t *testing.T) {
 				}
 				rest = append(rest, ch)
 			}
+			if full {
+				// 10 makes four waiting, as many as the batch in flight
+				// carries: their batch starts before the one in flight
+				// ends (else 3's end would free the place for 7 to 9
+				// alone, 10 not yet queued).
+				if got := <-started; got != 7 {
+					t.Fatalf("batch of %d started, want 7", got)
+				}
+			}
 			close(release[3])
 			for _, ch := range rest {
 				if a := <-ch; a.err != nil {
