@@ -121,8 +121,15 @@ func TestTwoProcessesStayLinearizableUnderRedisFaults(t *testing.T) {
 		}
 	}
 	t.Logf("%d operations from 2 processes; slowest write %v", ops, slowestWrite)
-	if limit := lease + skew + 2*timeout + 500*time.Millisecond; slowestWrite > limit {
-		t.Errorf("the slowest write took %v; want at most about a lease and the Redis timeouts (%v)", slowestWrite, limit)
+	// MySQL and the CPU get 1.5 s on top: at a load of 25 the slowest write
+	// took 2.14 s. A write whose invalidation had no deadline would wait out
+	// the whole freeze, which is longer. (A write that waited the lease
+	// twice is told apart by counters_cache_lease_waits_total in the cache's
+	// own tests, not here.)
+	if limit := lease + skew + 2*timeout + 1500*time.Millisecond; limit > testenv.RedisFrozen-time.Second/4 {
+		t.Errorf("a write may take %v, too close to the %v Redis stays frozen to tell a hung call", limit, testenv.RedisFrozen)
+	} else if slowestWrite > limit {
+		t.Errorf("the slowest write took %v; want at most about a lease and the Redis timeouts, and 1.5 s (%v)", slowestWrite, limit)
 	}
 	for _, e := range procs {
 		if got := metrictest.Sum(t, e.Registry, "counters_cache_lease_waits_total"); got == 0 {

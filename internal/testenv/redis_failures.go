@@ -18,9 +18,15 @@ var RedisFailures = []struct {
 	{"frozen", (*Redis).Freeze},
 }
 
+// RedisFrozen is how long RunFaults keeps Redis frozen. A Redis call
+// without a deadline waits that long, so a test that bounds its requests
+// below it (with room for a loaded machine) catches one.
+const RedisFrozen = 3 * time.Second
+
 // RunFaults puts r through each fault its clients must ride out, one after
-// another, for about four seconds: writes paused (reads still answered),
-// the process frozen, then killed and started again on the same port.
+// another, for about six seconds: writes paused (reads still answered),
+// the process frozen for RedisFrozen, then killed and started again on the
+// same port.
 func (r *Redis) RunFaults(tb testing.TB) {
 	tb.Helper()
 	ctl := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
@@ -30,7 +36,7 @@ func (r *Redis) RunFaults(tb testing.TB) {
 	}
 	time.Sleep(1200 * time.Millisecond)
 	r.Freeze()
-	time.Sleep(800 * time.Millisecond)
+	time.Sleep(RedisFrozen)
 	r.Thaw()
 	time.Sleep(300 * time.Millisecond)
 	r.Kill()
