@@ -61,7 +61,10 @@ func TestRedisDownFallsBackToMySQLAndRecovers(t *testing.T) {
 
 // A Redis that takes writes but never answers them, or answers nothing at
 // all, must cost each request about one Redis timeout, never seconds: a
-// write whose invalidation is not confirmed costs its lease on top.
+// write whose invalidation is not confirmed costs its lease on top. A round
+// may cost three timeouts and two leases (about 0.8 s); a loaded machine
+// gets a second more. A call without a deadline would wait go-redis's own
+// read timeout, 3 s.
 func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -97,8 +100,8 @@ func TestHungRedisCostsEachRequestLessThanASecond(t *testing.T) {
 					t.Fatal(err)
 				}
 				d := time.Since(start)
-				if d > time.Second {
-					t.Fatalf("round %d (increment, get, list) took %v", round, d)
+				if d > 2*time.Second {
+					t.Fatalf("round %d (increment, get, list) took %v, want at most 2 s", round, d)
 				}
 				slowest = max(slowest, d)
 			}

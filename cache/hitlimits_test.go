@@ -190,8 +190,12 @@ func TestHitLimitsWorkOnARedisCluster(t *testing.T) {
 func TestAdmitSpendsAtMostOneTimeoutOnAHungRedis(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
-	// Long enough that two timeouts stand apart from one on a loaded machine.
-	const timeout = time.Second
+	// Long enough that two timeouts stand apart from one on a loaded machine:
+	// a hit that waited for the stuck pipeline and then its own, arriving
+	// an eighth of a timeout after it, would take 1.875 timeouts, against
+	// the bound of 1.5 (at one second, that left a starved machine half a
+	// second).
+	const timeout = 2 * time.Second
 	l := hitLimits(t, r.DeadlineClient(t), cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: time.Minute}, timeout)
 	if _, err := allow(l, "c"); err != nil { // salt fetched, connection pooled
 		t.Fatal(err)

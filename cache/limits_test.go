@@ -273,15 +273,13 @@ func TestLimitsSkipARedisTheCacheHasGivenUpOn(t *testing.T) {
 	for range 3 { // enough failed reads to open the circuit
 		st.get(t, "hung")
 	}
-	start := time.Now()
+	// No call reaches Redis (a time bound on the 20 checks, 5 timeouts
+	// against the 20 that waiting would cost, proved the same on an idle
+	// machine only).
 	for range 20 {
 		if _, err := allow(l, "c"); err == nil {
 			t.Fatal("Admit: no error with Redis hung")
 		}
-	}
-	// Waiting a timeout each, the 20 checks would take 2 s.
-	if took := time.Since(start); took > 5*cache.DefaultTimeout {
-		t.Errorf("20 limit checks took %v with the circuit open, want far less than a timeout (%v) each", took, cache.DefaultTimeout)
 	}
 	for _, op := range []string{"hit_limits"} {
 		if n := st.metric(t, "counters_cache_errors_total", "op="+op); n != 0 {
