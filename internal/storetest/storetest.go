@@ -27,11 +27,7 @@ func MigratedDSN(tb testing.TB) string {
 func OpenStore(tb testing.TB, dsn string) (*storage.CounterStore, *storage.DB) {
 	tb.Helper()
 	ctx := context.Background()
-	var db *storage.DB
-	var err error
-	testenv.DriverConfig(func() { // storage.Open sets the driver's global logger, which parallel tests read
-		db, err = storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
-	})
+	db, err := storage.Open(ctx, dsn, storage.Options{MaxOpenConns: 32})
 	if err != nil {
 		tb.Fatal(err)
 	}

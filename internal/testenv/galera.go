@@ -234,9 +234,7 @@ func (n *GaleraNode) recoveredPosition(g *Galera) (string, error) {
 // at least size nodes. Joining copies the whole data directory, which takes
 // seconds on a busy machine: the wait is generous.
 func (n *GaleraNode) waitSynced(size int) error {
-	var db *sql.DB
-	var err error
-	DriverConfig(func() { db, err = sql.Open("mysql", n.DSN("")) })
+	db, err := sql.Open("mysql", n.DSN(""))
 	if err != nil {
 		return err
 	}

@@ -98,8 +98,7 @@ func (m *MariaDB) start() error {
 	if err := startServer(m.cmd); err != nil {
 		return err
 	}
-	var db *sql.DB
-	DriverConfig(func() { db, err = sql.Open("mysql", m.ServerDSN()) }) // tests kill and start theirs side by side
+	db, err := sql.Open("mysql", m.ServerDSN())
 	if err != nil {
 		return err
 	}

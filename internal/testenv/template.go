@@ -57,7 +57,7 @@ func MigratedDSN(tb testing.TB, migrate Migrate) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	migrated.once.Do(func() { DriverConfig(func() { migrated.err = migrated.make(server, migrate) }) })
+	migrated.once.Do(func() { migrated.err = migrated.make(server, migrate) })
 	if migrated.err != nil {
 		tb.Fatalf("migrating the template database: %v", migrated.err)
 	}
@@ -147,16 +147,12 @@ func (t *template) make(server string, migrate Migrate) error {
 // copyTo creates the template's tables in the (empty) database of dsn
 // and copies the rows of the filled ones, in one round trip.
 func (t *template) copyTo(dsn string) error {
-	var db *sql.DB
-	var err error
-	DriverConfig(func() {
-		var cfg *mysql.Config
-		if cfg, err = mysql.ParseDSN(dsn); err != nil {
-			return
-		}
-		cfg.MultiStatements = true
-		db, err = sql.Open("mysql", cfg.FormatDSN())
-	})
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	cfg.MultiStatements = true
+	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return err
 	}

@@ -64,17 +64,15 @@ func patientDial() {
 	if sharedErr != nil {
 		return
 	}
-	DriverConfig(func() {
-		cfg, err := mysql.ParseDSN(sharedDSN)
-		if err != nil {
-			sharedErr = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
-			return
-		}
-		if cfg.Timeout == 0 {
-			cfg.Timeout = 10 * time.Second
-			sharedDSN = cfg.FormatDSN()
-		}
-	})
+	cfg, err := mysql.ParseDSN(sharedDSN)
+	if err != nil {
+		sharedErr = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
+		return
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+		sharedDSN = cfg.FormatDSN()
+	}
 }
 
 // MySQLDSN returns the DSN of a new, empty database that is dropped when the
@@ -94,17 +92,12 @@ func MySQLDSN(tb testing.TB) string {
 func NewDatabase(tb testing.TB, serverDSN string) string {
 	tb.Helper()
 	skipShort(tb)
-	var cfg *mysql.Config
-	var db *sql.DB
-	var err error
-	DriverConfig(func() {
-		if cfg, err = mysql.ParseDSN(serverDSN); err != nil {
-			err = fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
-			return
-		}
-		cfg.DBName = ""
-		db, err = sql.Open("mysql", cfg.FormatDSN())
-	})
+	cfg, err := mysql.ParseDSN(serverDSN)
+	if err != nil {
+		tb.Fatalf("parsing %s: %v", EnvMySQLDSN, err)
+	}
+	cfg.DBName = ""
+	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -116,9 +109,7 @@ func NewDatabase(tb testing.TB, serverDSN string) string {
 		tb.Fatalf("creating test database: %v", err)
 	}
 	tb.Cleanup(func() {
-		var db *sql.DB
-		var err error
-		DriverConfig(func() { db, err = sql.Open("mysql", cfg.FormatDSN()) })
+		db, err := sql.Open("mysql", cfg.FormatDSN())
 		if err != nil {
 			return
 		}
@@ -150,22 +141,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// driverConfig orders the making of MySQL driver configurations in one
-// test binary. The driver's logger is a global that every new
-// configuration (ParseDSN, sql.Open) reads; storage sets it once, in its
-// init, before any test runs, so that services start side by side
-// without it (apptest holds it no longer). testenv still holds it
-// wherever it parses a DSN, for a binary that sets the logger otherwise.
-var driverConfig sync.Mutex
-
-// DriverConfig runs f while no other test of the binary makes a MySQL
-// driver configuration through testenv or apptest.
-func DriverConfig(f func()) {
-	driverConfig.Lock()
-	defer driverConfig.Unlock()
-	f()
 }
 
 // skipShort skips a test that needs a server when go test runs with
