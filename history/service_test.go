@@ -7,6 +7,7 @@ package history_test
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -141,7 +142,7 @@ func TestSeriesSumsQuartersIntoThePeriodsOfItsZone(t *testing.T) {
 						t.Errorf("point %v not in the query's zone %v", p.Start, query.Zone)
 					}
 				}
-				if !equal(got, tt.want) || s.Total != tt.total {
+				if !slices.Equal(got, tt.want) || s.Total != tt.total {
 					t.Fatalf("points %v total %d, want %v total %d", got, s.Total, tt.want, tt.total)
 				}
 				if from, _ := history.QuarterOf(query.From); !q.asked[0].Equal(from) {
@@ -150,18 +151,6 @@ func TestSeriesSumsQuartersIntoThePeriodsOfItsZone(t *testing.T) {
 			})
 		}
 	}
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A Spanner is asked for the detail of only the days a period starts
