@@ -92,6 +92,13 @@ type queued struct {
 	// the calls of a merged pipeline share one (see answer).
 	answers   []int64
 	answerErr error
+
+	// then, when set, is told the call's first answer once it has one;
+	// when it returns true it has handed the request on, and the
+	// request's done channel (the caller's) is left for the next queue to
+	// close.
+	then func(int64) bool
+	done chan struct{}
 }
 
 // newPipeline readies p's queue.
@@ -117,10 +124,17 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 // its p.answer answers. It gives up one timeout after since, when the
 // request began its work with Redis.
 func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []string, args ...any) ([]int64, error) {
+	return p.callScriptThen(ctx, since, nil, nil, keys, args...)
+}
+
+// callScriptThen is callScript, with then told the first answer on the
+// sender's goroutine (see queued.then), and done the call's channel.
+func (p *pipeline) callScriptThen(ctx context.Context, since time.Time, then func(int64) bool, done chan struct{}, keys []string, args ...any) ([]int64, error) {
 	// The request's own memory holds keys and args (the caller's slices
 	// then need none of the heap), a call of one key and one argument
 	// without more.
 	q := scriptCalls.Get().(*queued)
+	q.then, q.done = then, done
 	q.deadline = since.Add(p.calls.timeout)
 	q.keys, q.args = append(q.key[:0], keys...), append(q.arg[:0], args...)
 	if err := p.wait(ctx, q); err != nil {
@@ -146,7 +160,7 @@ var scriptCalls = sync.Pool{New: func() any { return new(queued) }}
 // context's error: Redis work is only ever a shortcut, so a caller does not
 // wait to learn whether its command ran).
 func (p *pipeline) wait(ctx context.Context, q *queued) error {
-	_, err := p.q.Do(ctx, q)
+	_, err := p.q.DoWith(ctx, q, q.done)
 	if err == nil {
 		return nil // without errors.As, whose target would cost every call an allocation
 	}
@@ -195,9 +209,13 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 		err = errUnexpected
 	}
 	for _, c := range calls {
-		if c.Req.cmd == nil { // not sent: the circuit is open
+		q := c.Req
+		switch {
+		case q.cmd == nil: // not sent: the circuit is open
 			c.Answer(struct{}{}, err)
-		} else {
+		case q.then != nil && q.answerErr == nil && len(q.answers) > q.at && q.then(q.answers[q.at]):
+			// handed on: the next queue answers it
+		default:
 			c.Answer(struct{}{}, nil)
 		}
 	}

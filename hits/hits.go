@@ -71,6 +71,9 @@ type Options struct {
 	// Labels labels each counted hit with where it came from (give it
 	// Bots too); nil: hits carry no labels (breakdowns off).
 	Labels *Labeller
+	// Chain, when set, queues a hit's increment from the limits' answer
+	// (see Hit.Chain).
+	Chain Starter
 }
 
 // Service counts page hits on the public counters.
@@ -83,6 +86,7 @@ type Service struct {
 	keys     *visitors.Keys
 	bots     *visitors.Bots
 	labels   *Labeller // nil: no labels
+	chain    Starter
 	log      *slog.Logger
 	m        *metrics
 }
@@ -112,7 +116,7 @@ func New(svc counters.Service, limits Limits, o Options) *Service {
 	return &Service{
 		counters: svc, limits: limits,
 		public: PublicNames(o.PublicPrefixes), proxies: o.ImageProxies,
-		visitors: o.Visitors, keys: o.Keys, bots: o.Bots, labels: o.Labels,
+		visitors: o.Visitors, keys: o.Keys, bots: o.Bots, labels: o.Labels, chain: o.Chain,
 		log: o.Log, m: newMetrics(o.Registerer),
 	}
 }
@@ -156,7 +160,17 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		return s.current(ctx, v.Name)
 	}
 	hit, who := s.identify(ctx, v)
+	bot := crawlerUnknown
+	if who != nil && !hit.Proxy && s.checks(hit) {
+		hit.Chain = s.chainOf(ctx, v, &bot)
+	}
 	earlier, marked, err := s.admit(ctx, hit, who != nil)
+	if hit.Chain != nil && hit.Chain.started() {
+		// Admitted as a first, and its increment started by the limits
+		// (marked even if this request's wait for them ended since).
+		value, err := chained(hit.Chain)
+		return s.counted(ctx, v, hit, who, true, value, bot, err)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -179,6 +193,13 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		// since: counted afresh.
 	}
 	value, bot, err := s.increment(ctx, v)
+	return s.counted(ctx, v, hit, who, marked, value, bot, err)
+}
+
+// counted finishes a counted hit, whose increment answered value or err:
+// a failed one is forgotten by the repeat rule if marked, one that may
+// have created its counter says so, and the visitor is counted.
+func (s *Service) counted(ctx context.Context, v Visit, hit Hit, who *visitor, marked bool, value int64, bot crawler, err error) (int64, error) {
 	if err != nil {
 		if marked {
 			s.forget(ctx, hit)
@@ -207,6 +228,17 @@ func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error
 		value, err := s.counters.Increment(ctx, v.Name, 1)
 		return value, crawlerUnknown, err
 	}
+	extra, known := s.labelled(v)
+	value, err := s.counters.IncrementWith(ctx, v.Name, 1, extra)
+	return value, known, err
+}
+
+// labelled is what v's increment carries (nil without labels), and what
+// its labels say of its agent.
+func (s *Service) labelled(v Visit) (counters.Extra, crawler) {
+	if s.labels == nil {
+		return nil, crawlerUnknown
+	}
 	labels, bot := s.labels.labels(v)
 	known := crawlerNo
 	if bot {
@@ -215,8 +247,7 @@ func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error
 	if s.labels.bots != s.bots {
 		known = crawlerUnknown
 	}
-	value, err := s.counters.IncrementWith(ctx, v.Name, 1, labels.extra)
-	return value, known, err
+	return labels.extra, known
 }
 
 // crawler is what a hit's way through Count learnt of its agent.

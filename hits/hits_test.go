@@ -3,6 +3,7 @@ package hits_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
@@ -25,7 +26,9 @@ var (
 func head(v hits.Visit) hits.Visit { v.Head = true; return v }
 
 // The rules of Count, one case each: what it answers, what it leaves stored,
-// and what it asks of the limits.
+// and what it asks of the limits; the same whether the hit increments its
+// counter itself or the limits start the increment of a hit they admit
+// as a first (hits.Chain), which then counts once.
 func TestCountRules(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -105,49 +108,76 @@ func TestCountRules(t *testing.T) {
 			visit:    hits.Visit{Name: "books/a", Addr: firefox.Addr},
 			wantCode: counters.EPERMISSION, wantStored: 7},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			store := &fakeCounters{values: tc.stored, incrErr: tc.incrErr, getErr: tc.getErr}
-			reg := prometheus.NewRegistry()
-			var limits hits.Limits
-			if tc.limits != nil {
-				limits = tc.limits
+	for _, chain := range []bool{false, true} {
+		for _, tc := range tests {
+			name := tc.name
+			if chain {
+				name += ", started by the limits"
 			}
-			svc := hits.New(store, limits, hits.Options{Registerer: reg})
+			t.Run(name, func(t *testing.T) {
+				if tc.limits != nil {
+					l := *tc.limits
+					tc.limits = &l // each run its own
+				}
+				store := &fakeCounters{values: maps.Clone(tc.stored), incrErr: tc.incrErr, getErr: tc.getErr}
+				reg := prometheus.NewRegistry()
+				var limits hits.Limits
+				starter := &fakeStarter{store: store}
+				o := hits.Options{Registerer: reg}
+				switch {
+				case tc.limits != nil && chain:
+					limits, o.Chain = chainingLimits{tc.limits}, starter
+				case tc.limits != nil:
+					limits = tc.limits
+				}
+				svc := hits.New(store, limits, o)
 
-			got, err := svc.Count(context.Background(), tc.visit)
-			if code := errorCode(err); code != tc.wantCode {
-				t.Fatalf("Count: error %v, want code %q", err, tc.wantCode)
-			}
-			if got != tc.want {
-				t.Errorf("Count = %d, want %d", got, tc.want)
-			}
-			if v, ok := store.values["hits/a"]; !ok && tc.wantStored != -1 || ok && v != tc.wantStored {
-				t.Errorf("stored %d (exists %v), want %d", v, ok, tc.wantStored)
-			}
-			for _, result := range []string{"counted", "repeat", "rate_limited"} {
-				if got, want := metric(t, reg, "counters_hits_total", result), boolFloat(result == tc.wantResult); got != want {
-					t.Errorf("counters_hits_total{result=%q} = %v, want %v", result, got, want)
+				got, err := svc.Count(context.Background(), tc.visit)
+				if code := errorCode(err); code != tc.wantCode {
+					t.Fatalf("Count: error %v, want code %q", err, tc.wantCode)
 				}
-			}
-			for _, call := range []string{"admit", "created", "forget"} {
-				if got, want := metric(t, reg, "counters_hits_limit_errors_total", call), boolFloat(call == tc.wantFailed); got != want {
-					t.Errorf("counters_hits_limit_errors_total{call=%q} = %v, want %v", call, got, want)
+				if got != tc.want {
+					t.Errorf("Count = %d, want %d", got, tc.want)
 				}
-			}
-			if tc.limits != nil && tc.limits.forgot != tc.wantForget {
-				t.Errorf("forgot = %v, want %v", tc.limits.forgot, tc.wantForget)
-			}
-			if tc.limits != nil && tc.limits.created != tc.wantCreated {
-				t.Errorf("created = %v, want %v", tc.limits.created, tc.wantCreated)
-			}
-			if tc.visit.Head || tc.wantCode == counters.EPERMISSION || tc.limits != nil && tc.limits.off {
-				if n := tc.limits.asked(); n != 0 {
-					t.Errorf("limits asked %d times, want none", n)
+				if v, ok := store.values["hits/a"]; !ok && tc.wantStored != -1 || ok && v != tc.wantStored {
+					t.Errorf("stored %d (exists %v), want %d", v, ok, tc.wantStored)
 				}
-			}
-		})
+				for _, result := range []string{"counted", "repeat", "rate_limited"} {
+					if got, want := metric(t, reg, "counters_hits_total", result), boolFloat(result == tc.wantResult); got != want {
+						t.Errorf("counters_hits_total{result=%q} = %v, want %v", result, got, want)
+					}
+				}
+				for _, call := range []string{"admit", "created", "forget"} {
+					if got, want := metric(t, reg, "counters_hits_limit_errors_total", call), boolFloat(call == tc.wantFailed); got != want {
+						t.Errorf("counters_hits_limit_errors_total{call=%q} = %v, want %v", call, got, want)
+					}
+				}
+				if tc.limits != nil && tc.limits.forgot != tc.wantForget {
+					t.Errorf("forgot = %v, want %v", tc.limits.forgot, tc.wantForget)
+				}
+				if tc.limits != nil && tc.limits.created != tc.wantCreated {
+					t.Errorf("created = %v, want %v", tc.limits.created, tc.wantCreated)
+				}
+				if tc.visit.Head || tc.wantCode == counters.EPERMISSION || tc.limits != nil && tc.limits.off {
+					if n := tc.limits.asked(); n != 0 {
+						t.Errorf("limits asked %d times, want none", n)
+					}
+				}
+				first := tc.limits != nil && !tc.limits.off && tc.limits.err == nil && tc.limits.wait == 0 &&
+					tc.limits.earlier == hits.None && !tc.visit.Head && tc.wantCode != counters.EPERMISSION
+				if got, want := starter.started, boolInt(chain && first); got != want {
+					t.Errorf("increments the limits started: %d, want %d", got, want)
+				}
+			})
+		}
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // The answer to a spent budget says when to retry, in whole seconds

@@ -39,6 +39,11 @@ type Hit struct {
 	// Proxy: a known image proxy's hit, on a budget of its own per proxy
 	// address and counter (Client says both), and never a repeat.
 	Proxy bool
+	// Chain, when set, is the hit's increment. Admit may start it (see
+	// Chain.Start) when it admits the hit as a first, instead of
+	// answering then: it then answers None once the increment is
+	// answered, which Chain.Done says too.
+	Chain *Chain
 }
 
 // Earlier is what the limits know of a visitor's earlier hit on a name

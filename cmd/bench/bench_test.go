@@ -110,6 +110,15 @@ func TestScenariosRunInTheirOwnOrder(t *testing.T) {
 	if err := c.check(); err == nil || !strings.Contains(err.Error(), "-url-nolimits") {
 		t.Fatalf("check without the instances: %v, want an error naming -url-nolimits", err)
 	}
+	// The cost of a page hit with the limits on means little without the
+	// same hit's with them off beside it.
+	c, _, err = parseFlags([]string{"-scenario", "cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(c.needs(), ","), "nolimits"; got != want {
+		t.Fatalf("cost needs %s, want %s", got, want)
+	}
 }
 
 func TestWrkDurationIsWholeSeconds(t *testing.T) {

@@ -12,9 +12,12 @@ import (
 // The cost scenario: what one request of each load costs each process, so
 // that a machine's throughput can be reasoned from a smaller one's. For
 // /healthz, the hot counter, 1,000 counters and page hits at 64
-// connections (alternating, as everywhere here) it reads, around each run,
-// the CPU time of the service (-pid), of MariaDB (-pid-mysql) and of Redis
-// (-pid-redis) from /proc, and the service's own metrics: the goroutines
+// connections, the hits also on the instance with the limits and visitors
+// off (-url-nolimits, -pid-nolimits: on two cores the two rates stand
+// about as their CPU a hit in all, which a busy machine does not change as
+// much as the rates), alternating, as everywhere here, it reads, around
+// each run, the CPU time of the service (-pid), of MariaDB (-pid-mysql) and
+// of Redis (-pid-redis) from /proc, and the service's own metrics: the goroutines
 // its scheduler woke (the Go runtime samples one in eight of them) and the
 // coalescer's statements and the increments they carried. A process at
 // c µs of CPU a request serves at most 1,000,000/c requests a second per
@@ -48,9 +51,10 @@ type costSample struct {
 	series []float64
 }
 
-func (b *bench) costSample() (costSample, error) {
+// costSample reads the figures of the service at url, whose process is pid.
+func (b *bench) costSample(url string, pid int) (costSample, error) {
 	s := costSample{}
-	for i, pid := range []int{b.pid, b.mysqlPID, b.redisPID} {
+	for i, pid := range []int{pid, b.mysqlPID, b.redisPID} {
 		s.cpu[i] = -1
 		if pid > 0 {
 			v, err := cpuSeconds(pid)
@@ -61,7 +65,7 @@ func (b *bench) costSample() (costSample, error) {
 		}
 	}
 	var err error
-	s.series, err = b.metrics(b.url, costSeries...)
+	s.series, err = b.metrics(url, costSeries...)
 	return s, err
 }
 
@@ -88,10 +92,11 @@ func cpuSeconds(pid int) (float64, error) {
 	return (utime + stime) / 100, nil
 }
 
-// costed is m, with what each of its runs cost appended to rows.
-func (b *bench) costed(m measure, rows *[]costRow) measure {
+// costed is m, a load on the service at url whose process is pid, with
+// what each of its runs cost appended to rows.
+func (b *bench) costed(m measure, url string, pid int, rows *[]costRow) measure {
 	return measure{m.name, func(d time.Duration) (load, error) {
-		before, err := b.costSample()
+		before, err := b.costSample(url, pid)
 		if err != nil {
 			return load{}, err
 		}
@@ -99,7 +104,7 @@ func (b *bench) costed(m measure, rows *[]costRow) measure {
 		if err != nil {
 			return l, err
 		}
-		after, err := b.costSample()
+		after, err := b.costSample(url, pid)
 		if err != nil {
 			return l, err
 		}
@@ -134,13 +139,19 @@ func (b *bench) cost() error {
 		b.wrk("1,000 counters", b.url, targetConns, uniform),
 		b.wrk("page hits, limits and visitors on", b.url+hitsPath, targetConns, visitorsScript),
 	}
+	off := *b.urls["nolimits"]
+	ms = append(ms, b.wrk("page hits, limits and visitors off", off+hitsPath, targetConns, visitorsScript))
 	if err := b.warm(ms...); err != nil {
 		return err
 	}
 	samples := make([][]costRow, len(ms))
 	costed := make([]measure, len(ms))
 	for i, m := range ms {
-		costed[i] = b.costed(m, &samples[i])
+		url, pid := b.url, b.pid
+		if i == len(ms)-1 {
+			url, pid = off, b.nolimitsPID
+		}
+		costed[i] = b.costed(m, url, pid, &samples[i])
 	}
 	if _, err := b.compare(costed...); err != nil {
 		return err

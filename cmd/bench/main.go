@@ -54,7 +54,7 @@ var scenarios = []scenario{
 	{"webhooks", "the hot counter watched by 100 hooks that never cross against one no hook watches, and webhook events delivered per second to a local receiver", nil, false, (*bench).webhooks},
 	{"import", "a million lines, gzipped and streamed, into a fresh instance: lines/s (mode create; overwrite, atomic) and its peak RSS", []string{"import"}, false, (*bench).imports},
 	{"live", "hot counter increments with 1,000 live-update streams on it against none, then 10,000 idle streams: RSS and goroutines", []string{"live"}, false, (*bench).live},
-	{"cost", "what a request costs at 64 connections (/healthz, the hot counter, 1,000 counters, page hits): CPU µs of the service (-pid), MariaDB (-pid-mysql) and Redis (-pid-redis), the goroutines the service woke and the statements it sent", nil, false, (*bench).cost},
+	{"cost", "what a request costs at 64 connections (/healthz, the hot counter, 1,000 counters, page hits with the limits and visitors on and off): CPU µs of the service (-pid; -pid-nolimits for -url-nolimits), MariaDB (-pid-mysql) and Redis (-pid-redis), the goroutines the service woke and the statements it sent", []string{"nolimits"}, false, (*bench).cost},
 	{"cores", "the service (-pid) pinned to 1, 2, 4, ... and all cores (taskset): 1,000 counters, the hot counter and page hits at 64 connections at each", nil, false, (*bench).cores},
 	{"tickets", "the seed's ticket workload through the service against the seed's own technique", nil, true, (*bench).tickets},
 	{"rss", "peak resident memory of the service (-pid) over the whole run", nil, false, (*bench).rss},
@@ -88,6 +88,7 @@ type config struct {
 	mysqlPID, redisPID                       int // of MariaDB and Redis, for the cost scenario; 0: not measured
 	importPID                                int // process id of -url-import
 	livePID                                  int // process id of -url-live
+	nolimitsPID                              int // process id of -url-nolimits, for the cost scenario; 0: its CPU is not measured
 	conns                                    []int
 	duration                                 time.Duration
 	reps                                     int
@@ -140,6 +141,7 @@ func parseFlags(args []string) (config, bool, error) {
 	fs.IntVar(&c.redisPID, "pid-redis", 0, "process id of Redis, for the cost scenario (0: its figures are left out)")
 	fs.IntVar(&c.importPID, "pid-import", 0, "process id of -url-import, for its peak RSS")
 	fs.IntVar(&c.livePID, "pid-live", 0, "process id of -url-live, for its RSS with idle streams")
+	fs.IntVar(&c.nolimitsPID, "pid-nolimits", 0, "process id of -url-nolimits, for the cost scenario's page hits with the limits off (0: its CPU is left out)")
 	conns := fs.String("conns", "1,16,64,256", "connection counts of the hot scenario")
 	fs.DurationVar(&c.duration, "duration", 4*time.Second, "length of each measurement")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of each measurement; the report shows the median")

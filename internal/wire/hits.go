@@ -108,10 +108,15 @@ func buildHits(b *builder) (app.Capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := hits.New(b.s.Counters, limits, hits.Options{
+	o := hits.Options{
 		PublicPrefixes: b.cfg.Hits.PublicPrefixes, ImageProxies: b.cfg.Hits.ImageProxyAgents(), Registerer: b.s.Registry, Log: b.log,
 		Keys: b.clientKeys, Visitors: b.s.Visitors, Bots: bots, Labels: labels,
-	})
+	}
+	if limits != nil && b.s.coalescer != nil {
+		// An admitted hit's increment starts from the limits' answer.
+		o.Chain = b.s.Cache.Starter(b.s.coalescer)
+	}
+	svc := hits.New(b.s.Counters, limits, o)
 	return app.PageHits(svc, b.s.Counters, b.history), nil
 }
 

@@ -58,6 +58,7 @@ type Service struct {
 	Tickets     tickets.Service
 	Keys        *keys.Service
 	Visitors    *visitors.Counter // nil when COUNTERS_VISITORS is off
+	coalescer   *coalesce.Store   // nil when COUNTERS_COALESCE is off
 	Hooks       *storage.HookStore
 	Relay       *webhooks.Relay
 	Drain       *app.Drain // main.go starts it on SIGTERM
@@ -153,8 +154,9 @@ func (s *Service) core(ctx context.Context, cfg Config, log *slog.Logger) (err e
 	var between func(counters.Store) counters.Store
 	if cfg.Coalesce.On {
 		between = func(store counters.Store) counters.Store {
-			return coalesce.New(store, coalesce.Options{MaxRound: cfg.Coalesce.MaxRound, MaxInFlight: cfg.Coalesce.MaxInFlight, Registerer: s.Registry,
+			s.coalescer = coalesce.New(store, coalesce.Options{MaxRound: cfg.Coalesce.MaxRound, MaxInFlight: cfg.Coalesce.MaxInFlight, Registerer: s.Registry,
 				Now: func() time.Time { return s.Store.Now() }}) // the store's clock, which tests may replace
+			return s.coalescer
 		}
 	}
 

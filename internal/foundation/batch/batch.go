@@ -24,6 +24,9 @@ type Call[T, R any] struct {
 	res   R
 	err   error
 	done  chan struct{} // closed when answered; nil for a call run inline
+	// queued by Enqueue: no caller waits for it but on done, so the queue
+	// answers it also when it leaves it out (see take).
+	enqueued bool
 }
 
 // States of a call. Its caller may withdraw it only while it is queued;
@@ -163,14 +166,21 @@ func New[T, R any](run func(batch []*Call[T, R], alone bool), o Options[T, R]) *
 // Do queues req and waits for its answer, or until ctx ends (an
 // *Unanswered, unless Options.WaitSent).
 func (q *Queue[T, R]) Do(ctx context.Context, req T) (R, error) {
-	c := &Call[T, R]{Ctx: ctx, Req: req}
+	return q.do(&Call[T, R]{Ctx: ctx, Req: req}, nil)
+}
+
+func (q *Queue[T, R]) do(c *Call[T, R], done chan struct{}) (R, error) {
+	ctx := c.Ctx
 	q.mu.Lock()
 	if q.o.Inline && q.inFlight == 0 && q.chosen(c) {
 		q.inFlight++
 		q.runInline([]*Call[T, R]{c}, true)
 		return c.res, c.err
 	}
-	c.done = make(chan struct{})
+	c.done = done
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
 	q.pending = append(q.pending, c)
 	switch {
 	case !q.room():
@@ -379,8 +389,12 @@ func (q *Queue[T, R]) take() []*Call[T, R] {
 		case c.state.Load() != queued:
 			continue // withdrawn by its caller
 		case c.Ctx.Err() != nil:
-			// Its caller is leaving: it finds the call dropped.
-			c.state.CompareAndSwap(queued, dropped)
+			// Its caller is leaving: it finds the call dropped. One
+			// that waits on done alone (Enqueue) is told so there.
+			if c.state.CompareAndSwap(queued, dropped) && c.enqueued {
+				var zero R
+				c.Answer(zero, &Unanswered{Err: c.Ctx.Err()})
+			}
 			continue
 		}
 		v := Take

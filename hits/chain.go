@@ -1,0 +1,88 @@
+package hits
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/countersvc/countersvc/counters"
+)
+
+// Starter queues an increment without waiting for it: the coalescer,
+// behind the cache's lease wait (see internal/wire). It sets *result
+// before the increment can be answered; the answer closes done, and
+// *result then reads it.
+//
+// It lets the limits hand a hit they admit as a first straight on to its
+// increment, on the goroutine that read their answer, so that the hit's
+// request sleeps once, until its increment is answered, instead of twice
+// (on the limits' pipeline, then on the increment's round): one goroutine
+// wake-up a hit less, and a pipeline's hits reach the coalescer together.
+type Starter interface {
+	Start(ctx context.Context, name string, by int64, extra counters.Extra, done chan struct{}, result *func() (int64, error))
+}
+
+// Chain is a hit's increment, which Limits.Admit starts when it admits
+// the hit as a first (see Hit.Chain).
+type Chain struct {
+	// Done is the channel the hit waits on: Admit's answer, or, once the
+	// increment is started, the increment's.
+	Done   chan struct{}
+	start  func()
+	state  atomic.Int32 // chainIdle, then chainStarted or chainLeft
+	result func() (int64, error)
+}
+
+// States of a Chain: the limits start it, or the hit leaves without it,
+// whichever comes first.
+const (
+	chainIdle int32 = iota
+	chainStarted
+	chainLeft
+)
+
+// Start queues the hit's increment, unless the hit has gone on without
+// it: false, and the limits answer the hit as they would have. Admit
+// calls it on the goroutine that read the limits' answer, instead of
+// answering the hit.
+func (c *Chain) Start() bool {
+	if !c.state.CompareAndSwap(chainIdle, chainStarted) {
+		return false
+	}
+	c.start()
+	return true
+}
+
+// started reports whether the limits started the increment; if they have
+// not, they no longer can.
+func (c *Chain) started() bool {
+	return !c.state.CompareAndSwap(chainIdle, chainLeft)
+}
+
+// chainOf is v's increment for the limits to start, or nil when this
+// service starts none (no Starter, or a name the increment would refuse,
+// whose error the ordinary way reports). bot is set to what its labels
+// say of the agent.
+func (s *Service) chainOf(ctx context.Context, v Visit, bot *crawler) *Chain {
+	if s.chain == nil || counters.ValidateName(v.Name) != nil {
+		return nil
+	}
+	c := &Chain{Done: make(chan struct{})}
+	var extra counters.Extra
+	extra, *bot = s.labelled(v)
+	name := v.Name
+	c.start = func() { s.chain.Start(ctx, name, 1, extra, c.Done, &c.result) }
+	return c
+}
+
+// chained waits for the increment the limits started and returns its
+// answer. The increment's queue answers every increment it is given, in
+// the time its request's context leaves it (see batch.Enqueue).
+func chained(c *Chain) (int64, error) {
+	<-c.Done
+	return c.result()
+}
+
+// NewChain is a chain whose Start runs start, for tests of a Limits.
+func NewChain(start func()) *Chain {
+	return &Chain{Done: make(chan struct{}), start: start}
+}
