@@ -1,10 +1,43 @@
 package app
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series holds each (method, route, status)'s two series once looked
+	// up: the vectors hash and check their label values on every lookup,
+	// twice a request, for the few dozen combinations there are.
+	series sync.Map // seriesKey -> *requestSeries
+}
+
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+type requestSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// of returns the series of a request's method, route and status, which
+// must be strings the metrics may keep (not Fiber's reused memory).
+func (m *metrics) of(method, route string, status int) *requestSeries {
+	k := seriesKey{method, route, status}
+	if s, ok := m.series.Load(k); ok {
+		return s.(*requestSeries)
+	}
+	s, _ := m.series.LoadOrStore(k, &requestSeries{
+		requests: m.requests.WithLabelValues(method, route, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(method, route),
+	})
+	return s.(*requestSeries)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -60,20 +58,22 @@ func record(log *slog.Logger, m *metrics, c *fiber.Ctx, route string, start time
 	status := c.Response().StatusCode()
 	elapsed := time.Since(start)
 	method := methodLabel(c.Method())
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
+	series := m.of(method, route, status)
+	series.requests.Inc()
+	series.latency.Observe(elapsed.Seconds())
 	if log.Enabled(c.UserContext(), slog.LevelDebug) {
 		log.Debug("request", "request_id", requestID(c), "method", method, "path", c.Path(),
 			"status", status, "duration_ms", float64(elapsed.Microseconds())/1000)
 	}
 }
 
-// methodLabel is the method as a metric label: a copy (the metrics keep
-// their labels, and Fiber's request buffer is reused), and "OTHER" for a
-// method HTTP does not define, so that clients cannot mint label values.
+// methodLabel is the method as a metric label: Fiber's own constant for
+// it, not the request's bytes (the metrics keep their labels, and Fiber's
+// request buffer is reused), and "OTHER" for a method HTTP does not
+// define, so that clients cannot mint label values.
 func methodLabel(method string) string {
-	if slices.Contains(fiber.DefaultMethods, method) {
-		return strings.Clone(method)
+	if i := slices.Index(fiber.DefaultMethods, method); i >= 0 {
+		return fiber.DefaultMethods[i]
 	}
 	return "OTHER"
 }

@@ -13,10 +13,21 @@ import (
 type Principal struct {
 	key  *Key     // nil: the admin
 	hash [32]byte // the key's secret's, for Service.Watch
+	// background is context.Background() carrying the principal, which
+	// NewContext hands out instead of a new context per request when
+	// the request's own context is that (Fiber's, unless set).
+	background context.Context
+}
+
+// newPrincipal is the principal of k (nil: the admin).
+func newPrincipal(k *Key, hash [32]byte) *Principal {
+	p := &Principal{key: k, hash: hash}
+	p.background = context.WithValue(context.Background(), principalKey{}, p)
+	return p
 }
 
 // admin is the principal of the API token.
-var admin = &Principal{}
+var admin = newPrincipal(nil, [32]byte{})
 
 // Admin returns the principal that may do everything.
 func Admin() *Principal { return admin }
@@ -38,6 +49,9 @@ type principalKey struct{}
 
 // NewContext returns ctx carrying p.
 func NewContext(ctx context.Context, p *Principal) context.Context {
+	if p != nil && p.background != nil && ctx == context.Background() {
+		return p.background // the same context every time: nothing allocated
+	}
 	return context.WithValue(ctx, principalKey{}, p)
 }
 

@@ -205,7 +205,7 @@ func (s *Service) lookup(ctx context.Context, hash [32]byte) (*verified, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k != nil {
-		v.key, v.principal = k, &Principal{key: k, hash: hash}
+		v.key, v.principal = k, newPrincipal(k, hash)
 		if v.used = s.usage[k.ID]; v.used == nil {
 			v.used = new(atomic.Bool)
 			s.usage[k.ID] = v.used

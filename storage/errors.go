@@ -42,6 +42,9 @@ const (
 )
 
 func mysqlErrNumber(err error) uint16 {
+	if err == nil {
+		return 0 // before errors.As, whose target would escape: an allocation per statement
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return me.Number
