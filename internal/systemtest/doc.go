@@ -5,5 +5,7 @@
 // histories checked for linearizability. Each starts the service as
 // internal/wire builds it (internal/apptest) on real servers
 // (internal/testenv); app/ tests HTTP, and the packages below it test
-// themselves.
+// themselves. The tests of a domain service on MariaDB (tickets' numbering,
+// webhooks' retry window on the real outbox) live here too, so that the
+// domain packages' own tests need no server.
 package systemtest

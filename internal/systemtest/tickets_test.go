@@ -1,4 +1,4 @@
-package tickets_test
+package systemtest_test
 
 import (
 	"context"

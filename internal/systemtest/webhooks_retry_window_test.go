@@ -1,4 +1,4 @@
-package webhooks_test
+package systemtest_test
 
 import (
 	"context"
