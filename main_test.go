@@ -51,7 +51,7 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "countersvc")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		built.out, built.err = testenv.GoCommand(context.Background(), "build", "-o", built.bin, ".").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("go build: %v: %s", built.err, built.out)

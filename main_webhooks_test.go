@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -231,7 +232,7 @@ func TestTheGuidesReceiverAcceptsTheServicesCallsAndRefusesForgedOnes(t *testing
 	t.Parallel()
 	bin := buildBinary(t)
 	receiverBin := filepath.Join(t.TempDir(), "webhook-receiver")
-	if out, err := exec.Command("go", "build", "-o", receiverBin, "./docs/webhook-receiver").CombinedOutput(); err != nil {
+	if out, err := testenv.GoCommand(context.Background(), "build", "-o", receiverBin, "./docs/webhook-receiver").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v: %s", err, out)
 	}
 	p := startProcess(t, bin, storetest.MigratedDSN(t), "COUNTERS_WEBHOOK_ALLOW_PRIVATE=true")

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -60,11 +61,36 @@ func main() {
 		return string(out)
 	}
 	goCmd("mod", "tidy")
-	goCmd("build", "-o", filepath.Join(app, "shop"), ".")
+	// With the flags this test was built with (-race): go test has then
+	// compiled the standard library so already, and an empty build cache
+	// does not compile it a second time without the race detector.
+	goCmd(append(append([]string{"build"}, buildFlags()...), "-o", filepath.Join(app, "shop"), ".")...)
 	if sum, err := os.ReadFile(filepath.Join(app, "go.sum")); err == nil && len(strings.TrimSpace(string(sum))) > 0 {
 		t.Errorf("the app's go.sum holds modules, want none:\n%s", sum)
 	}
 	if got, want := strings.Fields(goCmd("list", "-m", "all")), []string{"example.com/shop", "github.com/countersvc/countersvc/client", "v0.1.0", "=>", dir}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the app's build list %q, want only itself and the client %q", got, want)
 	}
+}
+
+// buildFlags returns the flags this test binary was built with that
+// change what the compiler or linker makes, as its build information says
+// (internal/testenv.BuildFlags, which this module cannot import).
+func buildFlags() []string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	var flags []string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "-race", "-msan", "-asan", "-trimpath":
+			if s.Value == "true" {
+				flags = append(flags, s.Key)
+			}
+		case "-gcflags", "-asmflags", "-ldflags", "-tags":
+			flags = append(flags, s.Key+"="+s.Value)
+		}
+	}
+	return flags
 }

@@ -2,6 +2,7 @@ package readmetest_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -267,7 +268,7 @@ func buildOnce(pkg string) error {
 	}
 	commands.mu.Unlock()
 	b.once.Do(func() {
-		cmd := exec.Command("go", "build", "-o", commands.dir, pkg)
+		cmd := testenv.GoCommand(context.Background(), "build", "-o", commands.dir, pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
