@@ -1,9 +1,6 @@
 package cache
 
 import (
-	"context"
-
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/hits"
 )
 
@@ -20,15 +17,17 @@ type leased struct {
 	s    *Store
 }
 
-// Start implements hits.Starter.
-func (l leased) Start(ctx context.Context, name string, by int64, extra counters.Extra, done chan struct{}, result *func() (int64, error)) {
-	before := l.s.unconfirmed.Load()
-	var inner func() (int64, error)
-	*result = func() (int64, error) {
-		defer l.s.after(before)
-		v, err := inner()
-		l.s.unsure(ctx, err, name)
-		return v, err
-	}
-	l.next.Start(ctx, name, by, extra, done, &inner)
+// Start implements hits.Starter: c.Mark keeps the count of unconfirmed
+// invalidations before the increment, for Result.
+func (l leased) Start(c *hits.Chain) {
+	c.Mark = l.s.unconfirmed.Load()
+	l.next.Start(c)
+}
+
+// Result implements hits.Starter.
+func (l leased) Result(c *hits.Chain) (int64, error) {
+	defer l.s.after(c.Mark)
+	v, err := l.next.Result(c)
+	l.s.unsure(c.Ctx, err, c.Name)
+	return v, err
 }

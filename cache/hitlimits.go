@@ -200,13 +200,7 @@ func (l *hitLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.
 	if h.Proxy {
 		admits = l.proxyAdmits
 	}
-	var then func(int64) bool
-	var done chan struct{}
-	if c := h.Chain; c != nil {
-		then = func(res int64) bool { return res == int64(hits.None) && c.Start() }
-		done = c.Done
-	}
-	res, err := admits.callScriptThen(ctx, since, then, done, []string{l.calls.keys.hitClient(h.Client)}, h.Visitor)
+	res, err := admits.callScriptChain(ctx, since, h.Chain, []string{l.calls.keys.hitClient(h.Client)}, h.Visitor)
 	switch {
 	case err != nil:
 		return 0, hits.None, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
@@ -93,12 +94,12 @@ type queued struct {
 	answers   []int64
 	answerErr error
 
-	// then, when set, is told the call's first answer once it has one;
-	// when it returns true it has handed the request on, and the
-	// request's done channel (the caller's) is left for the next queue to
-	// close.
-	then func(int64) bool
-	done chan struct{}
+	// chain, when set, is the page hit's increment, which the sender
+	// starts when the call's first answer admits the hit as a first
+	// (hits.None); the call is then handed on, and its done channel (the
+	// chain's) left for the increment's queue to close.
+	chain *hits.Chain
+	done  chan struct{}
 }
 
 // newPipeline readies p's queue.
@@ -124,17 +125,20 @@ func (p *pipeline) call(ctx context.Context, add func(context.Context, redis.Pip
 // its p.answer answers. It gives up one timeout after since, when the
 // request began its work with Redis.
 func (p *pipeline) callScript(ctx context.Context, since time.Time, keys []string, args ...any) ([]int64, error) {
-	return p.callScriptThen(ctx, since, nil, nil, keys, args...)
+	return p.callScriptChain(ctx, since, nil, keys, args...)
 }
 
-// callScriptThen is callScript, with then told the first answer on the
-// sender's goroutine (see queued.then), and done the call's channel.
-func (p *pipeline) callScriptThen(ctx context.Context, since time.Time, then func(int64) bool, done chan struct{}, keys []string, args ...any) ([]int64, error) {
+// callScriptChain is callScript, with chain (when not nil) started on the
+// sender's goroutine when the first answer admits its hit (see
+// queued.chain).
+func (p *pipeline) callScriptChain(ctx context.Context, since time.Time, chain *hits.Chain, keys []string, args ...any) ([]int64, error) {
 	// The request's own memory holds keys and args (the caller's slices
 	// then need none of the heap), a call of one key and one argument
 	// without more.
 	q := scriptCalls.Get().(*queued)
-	q.then, q.done = then, done
+	if chain != nil {
+		q.chain, q.done = chain, chain.Done
+	}
 	q.deadline = since.Add(p.calls.timeout)
 	q.keys, q.args = append(q.key[:0], keys...), append(q.arg[:0], args...)
 	if err := p.wait(ctx, q); err != nil {
@@ -213,7 +217,7 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 		switch {
 		case q.cmd == nil: // not sent: the circuit is open
 			c.Answer(struct{}{}, err)
-		case q.then != nil && q.answerErr == nil && len(q.answers) > q.at && q.then(q.answers[q.at]):
+		case q.chain != nil && q.answerErr == nil && len(q.answers) > q.at && q.answers[q.at] == int64(hits.None) && q.chain.Start():
 			// handed on: the next queue answers it
 		default:
 			c.Answer(struct{}{}, nil)

@@ -1,25 +1,32 @@
 package coalesce
 
 import (
-	"context"
 	"errors"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
-// Start queues an increment of name by by, with extra, without waiting:
-// its answer closes done, and *result, set before it is queued, reads it
-// then.
-func (s *Store) Start(ctx context.Context, name string, by int64, extra counters.Extra, done chan struct{}, result *func() (int64, error)) {
-	c := batch.NewCall[step, int64](ctx, step{name: name, by: by, at: s.c.opts.Now(), extra: extra}, done)
-	*result = func() (int64, error) {
-		v, err := c.Result()
-		var u *batch.Unanswered
-		if err == nil || !errors.As(err, &u) {
-			return v, err
-		}
-		return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; nothing was changed.")
+// Start implements hits.Starter: it queues an increment of c.Name by 1,
+// with c.Extra, without waiting; its answer closes c.Done. c.Call keeps
+// the queued call for Result.
+func (s *Store) Start(c *hits.Chain) {
+	call := batch.NewCall[step, int64](c.Ctx, step{name: c.Name, by: 1, at: s.c.opts.Now(), extra: c.Extra}, c.Done)
+	c.Call = call
+	s.c.q.Enqueue(call)
+}
+
+// Result implements hits.Starter: the answer of c's increment, once
+// c.Done is closed.
+func (s *Store) Result(c *hits.Chain) (int64, error) {
+	v, err := c.Call.(*batch.Call[step, int64]).Result()
+	if err == nil {
+		return v, nil // before u, which errors.As would move to the heap
 	}
-	s.c.q.Enqueue(c)
+	var u *batch.Unanswered
+	if !errors.As(err, &u) {
+		return v, err
+	}
+	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; nothing was changed.")
 }

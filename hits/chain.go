@@ -8,9 +8,11 @@ import (
 )
 
 // Starter queues an increment without waiting for it: the coalescer,
-// behind the cache's lease wait (see internal/wire). It sets *result
-// before the increment can be answered; the answer closes done, and
-// *result then reads it.
+// behind the cache's lease wait (see internal/wire). Start queues c's
+// increment (c.Name by 1, with c.Extra, in c.Ctx), whose answer closes
+// c.Done; Result then reads it. Each layer keeps what it needs of a
+// started increment in the chain itself (Call, Mark), so that starting
+// one allocates nothing beside the increment's own queued call.
 //
 // It lets the limits hand a hit they admit as a first straight on to its
 // increment, on the goroutine that read their answer, so that the hit's
@@ -18,7 +20,8 @@ import (
 // (on the limits' pipeline, then on the increment's round): one goroutine
 // wake-up a hit less, and a pipeline's hits reach the coalescer together.
 type Starter interface {
-	Start(ctx context.Context, name string, by int64, extra counters.Extra, done chan struct{}, result *func() (int64, error))
+	Start(c *Chain)
+	Result(c *Chain) (int64, error)
 }
 
 // Chain is a hit's increment, which Limits.Admit starts when it admits
@@ -26,10 +29,18 @@ type Starter interface {
 type Chain struct {
 	// Done is the channel the hit waits on: Admit's answer, or, once the
 	// increment is started, the increment's.
-	Done   chan struct{}
-	start  func()
-	state  atomic.Int32 // chainIdle, then chainStarted or chainLeft
-	result func() (int64, error)
+	Done chan struct{}
+	// The increment: Ctx is its request's context.
+	Ctx   context.Context
+	Name  string
+	Extra counters.Extra
+	// Call and Mark are the Starter's: what its layers keep of the
+	// started increment until its Result (the queued call, a count).
+	Call any
+	Mark uint64
+
+	starter Starter
+	state   atomic.Int32 // chainIdle, then chainStarted or chainLeft
 }
 
 // States of a Chain: the limits start it, or the hit leaves without it,
@@ -48,7 +59,7 @@ func (c *Chain) Start() bool {
 	if !c.state.CompareAndSwap(chainIdle, chainStarted) {
 		return false
 	}
-	c.start()
+	c.starter.Start(c)
 	return true
 }
 
@@ -66,11 +77,8 @@ func (s *Service) chainOf(ctx context.Context, v Visit, bot *crawler) *Chain {
 	if s.chain == nil || counters.ValidateName(v.Name) != nil {
 		return nil
 	}
-	c := &Chain{Done: make(chan struct{})}
-	var extra counters.Extra
-	extra, *bot = s.labelled(v)
-	name := v.Name
-	c.start = func() { s.chain.Start(ctx, name, 1, extra, c.Done, &c.result) }
+	c := &Chain{Done: make(chan struct{}), Ctx: ctx, Name: v.Name, starter: s.chain}
+	c.Extra, *bot = s.labelled(v)
 	return c
 }
 
@@ -79,10 +87,16 @@ func (s *Service) chainOf(ctx context.Context, v Visit, bot *crawler) *Chain {
 // the time its request's context leaves it (see batch.Enqueue).
 func chained(c *Chain) (int64, error) {
 	<-c.Done
-	return c.result()
+	return c.starter.Result(c)
 }
 
 // NewChain is a chain whose Start runs start, for tests of a Limits.
 func NewChain(start func()) *Chain {
-	return &Chain{Done: make(chan struct{}), start: start}
+	return &Chain{Done: make(chan struct{}), starter: funcStarter(start)}
 }
+
+// funcStarter starts a test's chain (see NewChain).
+type funcStarter func()
+
+func (f funcStarter) Start(*Chain)               { f() }
+func (funcStarter) Result(*Chain) (int64, error) { return 0, nil }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/hits"
 )
 
@@ -20,15 +19,26 @@ func (c chainingLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, h
 	return wait, earlier, err
 }
 
-// fakeStarter increments store at once, and closes done.
+// fakeStarter increments store at once, and closes the chain's Done.
 type fakeStarter struct {
 	store   *fakeCounters
 	started int
 }
 
-func (f *fakeStarter) Start(ctx context.Context, name string, by int64, extra counters.Extra, done chan struct{}, result *func() (int64, error)) {
+// fakeResult is a started increment's answer, kept in its chain.
+type fakeResult struct {
+	v   int64
+	err error
+}
+
+func (f *fakeStarter) Start(c *hits.Chain) {
 	f.started++
-	v, err := f.store.IncrementWith(ctx, name, by, extra)
-	*result = func() (int64, error) { return v, err }
-	close(done)
+	v, err := f.store.IncrementWith(c.Ctx, c.Name, 1, c.Extra)
+	c.Call = fakeResult{v, err}
+	close(c.Done)
+}
+
+func (f *fakeStarter) Result(c *hits.Chain) (int64, error) {
+	r := c.Call.(fakeResult)
+	return r.v, r.err
 }

@@ -47,3 +47,33 @@ func BenchmarkCount(b *testing.B) {
 		}
 	}
 }
+
+// startingLimits admit every hit as a first and start its increment, as
+// the cache's limits do.
+type startingLimits struct{ nopLimits }
+
+func (startingLimits) Admit(_ context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
+	h.Chain.Start()
+	return 0, hits.None, nil
+}
+
+// nopStarter answers every increment at once.
+type nopStarter struct{}
+
+func (nopStarter) Start(c *hits.Chain)               { close(c.Done) }
+func (nopStarter) Result(*hits.Chain) (int64, error) { return 2, nil }
+
+// What the hand-over of a hit's increment from its limits (hits.Chain)
+// adds to BenchmarkCount's hit: the allocations of the chain.
+func BenchmarkCountChained(b *testing.B) {
+	svc := hits.New(nopCounters{}, startingLimits{}, hits.Options{Labels: hits.NewLabeller(table, nil), Chain: nopStarter{}})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		v := hits.Visit{Name: "hits/bench/page", Addr: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}),
+			UserAgent: uaChromeWindows, Referer: "https://www.google.com/"}
+		if _, err := svc.Count(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
