@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,8 +76,27 @@ func TestMain(m *testing.M) {
 
 func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 	t.Helper()
+	// A port testenv.FreePort found free may be taken before the service
+	// binds it (another test's outgoing connection draws its local port
+	// from the same range): the service then stops at once, saying so, and
+	// another port is tried.
+	for try := 1; ; try++ {
+		p, ok := tryStartProcess(t, bin, dsn, env)
+		if ok {
+			return p
+		}
+		if try == 3 {
+			t.Fatalf("three ports found free were taken before the service bound them")
+		}
+	}
+}
+
+// tryStartProcess starts the service on a free port and waits until it is
+// ready; false when the port was taken meanwhile.
+func tryStartProcess(t *testing.T, bin, dsn string, env []string) (*process, bool) {
+	t.Helper()
 	port := testenv.FreePort(t)
-	out, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	out, err := os.CreateTemp(t.TempDir(), "log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +115,14 @@ func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 	for {
 		if r, err := http.Get(p.url + "/readyz"); err == nil && r.StatusCode == 200 {
 			r.Body.Close()
-			return p
+			return p, true
+		}
+		log, _ := os.ReadFile(out.Name())
+		if bytes.Contains(log, []byte("address already in use")) {
+			cmd.Process.Kill()
+			return nil, false
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(out.Name())
 			t.Fatalf("the service did not become ready: %s", log)
 		}
 		time.Sleep(50 * time.Millisecond)

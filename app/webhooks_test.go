@@ -16,6 +16,7 @@ import (
 	"github.com/countersvc/countersvc/internal/apptest"
 	"github.com/countersvc/countersvc/internal/testenv"
 	"github.com/countersvc/countersvc/internal/wire"
+	"github.com/countersvc/countersvc/storage"
 	"github.com/countersvc/countersvc/webhooks"
 )
 
@@ -178,6 +179,10 @@ func TestGoneDisablesTheHookAndEnableRestoresIt(t *testing.T) {
 		e.Do(t, "GET", fmt.Sprintf("/v1/webhooks/%d", h.ID), "").Decode(t, &got)
 		return got.DisabledAt != nil
 	})
+	// The relay reloads the process's hooks just after the disable commits,
+	// and a GET may see the commit first: storage.ReloadEvery bounds the
+	// wait for the reload, even when the one after the commit failed.
+	time.Sleep(storage.ReloadEvery + 200*time.Millisecond)
 	e.Do(t, "POST", "/v1/counters/gone%2Fa/increment", `{"by": 10}`) // recorded nothing: the hook is disabled
 	time.Sleep(time.Second)
 	if n := len(rcv.waitCalls(t, 1, 0)); n != 1 {

@@ -2,7 +2,6 @@ package readmetest_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -268,7 +267,7 @@ func buildOnce(pkg string) error {
 	}
 	commands.mu.Unlock()
 	b.once.Do(func() {
-		cmd := testenv.GoCommand(context.Background(), "build", "-o", commands.dir, pkg)
+		cmd := exec.Command("go", "build", "-o", commands.dir, pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
