@@ -1,9 +1,6 @@
 package coalesce
 
 import (
-	"errors"
-
-	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
@@ -20,13 +17,5 @@ func (s *Store) Start(c *hits.Chain) {
 // Result implements hits.Starter: the answer of c's increment, once
 // c.Done is closed.
 func (s *Store) Result(c *hits.Chain) (int64, error) {
-	v, err := c.Call.(*batch.Call[step, int64]).Result()
-	if err == nil {
-		return v, nil // before u, which errors.As would move to the heap
-	}
-	var u *batch.Unanswered
-	if !errors.As(err, &u) {
-		return v, err
-	}
-	return 0, counters.Wrap(counters.EUNAVAILABLE, "counters.Increment", u.Err, "The database did not answer in time; nothing was changed.")
+	return answered(c.Call.(*batch.Call[step, int64]).Result())
 }

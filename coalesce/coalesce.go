@@ -155,7 +155,13 @@ func (c *coalescer) queue(adaptive bool) *batch.Queue[step, int64] {
 
 // Increment applies by, with extra, to name through the queue.
 func (c *coalescer) Increment(ctx context.Context, name string, by int64, extra counters.Extra) (int64, error) {
-	v, err := c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now(), extra: extra})
+	return answered(c.q.Do(ctx, step{name: name, by: by, at: c.opts.Now(), extra: extra}))
+}
+
+// answered is an increment's answer from the queue, with a call its
+// caller stopped waiting for told as unavailable, saying whether it may
+// have been applied.
+func answered(v int64, err error) (int64, error) {
 	if err == nil {
 		return v, nil // before errors.As, whose target would escape: an allocation per increment
 	}

@@ -192,7 +192,7 @@ func (s *Service) Count(ctx context.Context, v Visit) (int64, error) {
 		// The earlier hit created the counter, and it has been deleted
 		// since: counted afresh.
 	}
-	value, bot, err := s.increment(ctx, v)
+	value, bot, err := s.increment(ctx, v, hit.Chain, bot)
 	return s.counted(ctx, v, hit, who, marked, value, bot, err)
 }
 
@@ -222,8 +222,14 @@ func (s *Service) counted(ctx context.Context, v Visit, hit Hit, who *visitor, m
 // and says whether it came from a crawler where that was learnt on the
 // way: a labelled hit's labels say so (device "bot" is exactly the
 // crawlers of the labeller's bots, see Labeller), so that its agent is
-// looked up once.
-func (s *Service) increment(ctx context.Context, v Visit) (int64, crawler, error) {
+// looked up once. A chain the limits did not start (Redis failing open,
+// a counter deleted since the earlier hit) has its labels worked out
+// already, and bot with them.
+func (s *Service) increment(ctx context.Context, v Visit, c *Chain, bot crawler) (int64, crawler, error) {
+	if c != nil {
+		value, err := s.counters.IncrementWith(ctx, v.Name, 1, c.Extra)
+		return value, bot, err
+	}
 	if s.labels == nil {
 		value, err := s.counters.Increment(ctx, v.Name, 1)
 		return value, crawlerUnknown, err
