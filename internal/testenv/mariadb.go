@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -157,11 +159,16 @@ func (m *MariaDB) Freeze() {
 // Thaw resumes a frozen server.
 func (m *MariaDB) Thaw() { m.cmd.Process.Signal(syscall.SIGCONT) }
 
-// bootstrapped is a data directory that mariadb-install-db made once a test
-// binary, which every private server's starts as a copy of: the bootstrap
-// takes from five to over twenty seconds on a loaded 2-core machine, the
-// copy (114 MB, most of it the empty redo log) one or two, and the app
-// package alone starts five private servers.
+// bootstrapped is a data directory that mariadb-install-db made, which
+// every private server's starts as a copy of: the bootstrap takes from
+// three seconds on an idle 2-core machine to over twenty on a loaded one,
+// the copy (114 MB, most of it the empty redo log) one or two, and the app
+// package alone starts five private servers. It is made once for all the
+// test binaries of a run and the runs after it (four of the suite's
+// binaries start private servers, two at a time), in a directory whose
+// name says what made it: the user, the arguments and the MariaDB
+// programs' identity, so that an upgraded MariaDB or another user gets a
+// bootstrap of its own.
 var bootstrapped bootstrap
 
 type bootstrap struct {
@@ -170,9 +177,11 @@ type bootstrap struct {
 	err  error
 }
 
-// bootstrapPrefix begins the name of every bootstrap's directory, and the
-// test binary's pid follows it: the next binary removes the directories
-// of binaries that have ended (a test binary has no hook at its end).
+// bootstrapPrefix begins the name of every bootstrap's directory. A
+// bootstrap under construction is named with the test binary's pid after
+// bootstrapPrefix+"tmp-", and the next binary removes those of binaries
+// that have ended (a test binary has no hook at its end); a finished one
+// is renamed, at once and whole, to bootstrapPrefix and its key.
 const bootstrapPrefix = "countersvc-mariadb-bootstrap-"
 
 // copyTo makes data a fresh data directory, as mariadb-install-db would.
@@ -189,13 +198,36 @@ func (b *bootstrap) copyTo(data string, userArgs []string) error {
 	return nil
 }
 
+// bootstrapKey names what a bootstrap depends on: the user it was made as
+// (another user could not read its files), the arguments, and the install
+// program and server as they are on disk (an upgrade changes their size
+// or modification time).
+func bootstrapKey(install, server string, userArgs []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "uid %d\nargs %q\n", os.Geteuid(), userArgs)
+	for _, p := range []string{install, server} {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(h, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
 func makeBootstrap(userArgs []string) (string, error) {
-	sweepBootstraps()
 	install, err := binary("mariadb-install-db", "mysql_install_db")
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", bootstrapPrefix, os.Getpid()))
+	server, err := binary("mariadbd", "mysqld")
+	if err != nil {
+		return "", err
+	}
+	shared := filepath.Join(os.TempDir(), bootstrapPrefix+bootstrapKey(install, server, userArgs))
+	if fileExists(filepath.Join(shared, "data", "mysql")) {
+		return shared, nil
+	}
+	sweepBootstraps()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%stmp-%d-", bootstrapPrefix, os.Getpid()))
 	if err != nil {
 		return "", err
 	}
@@ -227,15 +259,30 @@ func makeBootstrap(userArgs []string) (string, error) {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("copying the bootstrapped data directory: %v: %s", err, out)
 	}
-	return dir, nil
+	// Another binary may have finished the same bootstrap first: then
+	// the rename fails, and its copy serves as well as this one.
+	if err := os.Rename(dir, shared); err != nil {
+		if fileExists(filepath.Join(shared, "data", "mysql")) {
+			os.RemoveAll(dir)
+			return shared, nil
+		}
+		return dir, nil // this binary's own, swept after it ends
+	}
+	return shared, nil
 }
 
-// sweepBootstraps removes the bootstrapped directories of test binaries
-// that have ended. Best effort: what it cannot remove stays.
+// sweepBootstraps removes the bootstrap directories that test binaries
+// left unfinished or unshared when they ended. Best effort: what it cannot
+// remove stays.
 func sweepBootstraps() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), bootstrapPrefix+"*"))
 	for _, d := range dirs {
-		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), bootstrapPrefix), "-")
+		// A shared bootstrap's key has no "-"; a binary's own has its
+		// pid and one (older versions named theirs without "tmp-").
+		pid, _, owned := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(filepath.Base(d), bootstrapPrefix), "tmp-"), "-")
+		if !owned {
+			continue
+		}
 		if n, err := strconv.Atoi(pid); err == nil && !fileExists(fmt.Sprintf("/proc/%d", n)) {
 			os.RemoveAll(d)
 		}
