@@ -123,7 +123,7 @@ func twoProcessesWithRedis(t *testing.T) ([]*process, *hookReceiver) {
 // Webhooks library accepts it.
 func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
 	procs, rcv := twoProcessesWithRedis(t)
-	_, secret := newHook(t, procs[0], `{"url": "`+rcv.URL+`", "name": "race/sold", "thresholds": [1000, 2000]}`)
+	hook, secret := newHook(t, procs[0], `{"url": "`+rcv.URL+`", "name": "race/sold", "thresholds": [1000, 2000]}`)
 	// The other process is told through Redis; without it, it could take a
 	// second (storage.ReloadEvery) and miss a crossing.
 	time.Sleep(300 * time.Millisecond)
@@ -155,7 +155,15 @@ func TestTwoProcessesSendOneEventPerCrossing(t *testing.T) {
 	for len(rcv.snapshot()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // for any event too many
+	// Each crossing's event is recorded in the transaction of the
+	// increment that made it, and every increment has been answered: the
+	// hook's deliveries are every event there will be, called or not yet,
+	// so an event too many is listed now rather than called later.
+	status, out := send(t, "GET", fmt.Sprintf("%s/v1/webhooks/%d/deliveries?limit=10", procs[1].url, hook), "")
+	var list struct{ Deliveries []struct{ ID string } }
+	if status != 200 || json.Unmarshal([]byte(out), &list) != nil || len(list.Deliveries) != 2 {
+		t.Fatalf("deliveries: %d %s, want the two crossings' events", status, out)
+	}
 	ids := map[int64]map[string]bool{}
 	for _, c := range rcv.snapshot() {
 		ev := verifyCall(t, secret, c)

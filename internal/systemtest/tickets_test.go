@@ -16,7 +16,8 @@ type fixture struct {
 }
 
 // newFixture runs the tickets service on the real stores of a fresh
-// database.
+// database: the tests that use it share nothing, and run in parallel
+// (beside this package's other parallel tests, not before them).
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	cs, db := storetest.OpenStore(tb, storetest.MigratedDSN(tb))
@@ -44,6 +45,7 @@ func (f *fixture) ticket(tb testing.TB, boardID int64) *tickets.Ticket {
 }
 
 func TestEachBoardNumbersItsTicketsFromOne(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ninja, rock := f.board(t, 1, "ninja"), f.board(t, 1, "ROCK")
 	var keys []string
@@ -66,6 +68,7 @@ func TestEachBoardNumbersItsTicketsFromOne(t *testing.T) {
 }
 
 func TestDeletedTicketsNumberIsNeverHandedOutAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	b := f.board(t, 1, "NINJA")
@@ -86,6 +89,7 @@ func TestDeletedTicketsNumberIsNeverHandedOutAgain(t *testing.T) {
 // (an older backup of the counter table, a Go consumer's Set): creation
 // must then skip the numbers in use, never fail or duplicate.
 func TestCreateTicketSkipsNumbersInUseWhenTheSequenceIsBehind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		value int64
@@ -96,6 +100,7 @@ func TestCreateTicketSkipsNumbersInUseWhenTheSequenceIsBehind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			ctx := context.Background()
 			b := f.board(t, 1, "NINJA")
@@ -114,6 +119,7 @@ func TestCreateTicketSkipsNumbersInUseWhenTheSequenceIsBehind(t *testing.T) {
 }
 
 func TestCreateTicketOnAnUnknownBoardTakesNoNumber(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	_, err := f.svc.CreateTicket(ctx, 42, tickets.TicketCreate{Title: "lost"})
@@ -126,6 +132,7 @@ func TestCreateTicketOnAnUnknownBoardTakesNoNumber(t *testing.T) {
 }
 
 func TestTicketByKeyLooksWithinTheCompany(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	mine, theirs := f.board(t, 1, "NINJA"), f.board(t, 2, "NINJA")
