@@ -22,6 +22,14 @@ import (
 // increment is grouped and written exactly as an unlabelled one.
 func LabelsField(on bool) ExtraField {
 	return ExtraField{Key: "labels", Read: func(raw json.RawMessage) (counters.Extra, error) {
+		var buf [breakdowns.MaxLabels]breakdowns.Label
+		if sorted, ok := scanLabels(raw, buf[:]); ok {
+			extra, err := breakdowns.OfSorted(sorted)
+			if err != nil || !on {
+				return nil, err
+			}
+			return extra, nil
+		}
 		var labels breakdowns.Labels
 		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
 			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
