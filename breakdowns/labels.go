@@ -98,6 +98,9 @@ func (l Labelled) All() iter.Seq2[string, string] {
 	}
 }
 
+// Len is how many labels l holds.
+func (l Labelled) Len() int { return strings.Count(l.packed, sep) / 2 }
+
 // Labels are l's labels as a map.
 func (l Labelled) Labels() Labels {
 	out := Labels{}
