@@ -30,18 +30,24 @@ func LabelsField(on bool) ExtraField {
 			}
 			return extra, nil
 		}
-		var labels breakdowns.Labels
-		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
-			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
-		}
-		if err := labels.Validate(); err != nil {
-			return nil, err
-		}
-		if !on {
-			return nil, nil
-		}
-		return breakdowns.Of(labels), nil
+		return decodeLabels(raw, on)
 	}}
+}
+
+// decodeLabels is LabelsField's way for a labels object that scanLabels
+// leaves: encoding/json's, which also says what is wrong with it.
+func decodeLabels(raw json.RawMessage, on bool) (counters.Extra, error) {
+	var labels breakdowns.Labels
+	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
+		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
+	}
+	if err := labels.Validate(); err != nil {
+		return nil, err
+	}
+	if !on {
+		return nil, nil
+	}
+	return breakdowns.Of(labels), nil
 }
 
 // breakdownReader is how the HTTP API reads breakdowns

@@ -5,28 +5,10 @@ import (
 	"testing"
 
 	"github.com/countersvc/countersvc/breakdowns"
-	"github.com/countersvc/countersvc/counters"
 )
 
-// readLabelsAsJSON is how LabelsField read every labels object before
-// scanLabels: encoding/json into a map, then Validate and Of. Both ways
-// must give the same Extra and the same error for any body.
-func readLabelsAsJSON(raw json.RawMessage, on bool) (counters.Extra, error) {
-	var labels breakdowns.Labels
-	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
-		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
-	}
-	if err := labels.Validate(); err != nil {
-		return nil, err
-	}
-	if !on {
-		return nil, nil
-	}
-	return breakdowns.Of(labels), nil
-}
-
 // A labels object reads the same whether scanLabels takes it or leaves
-// it to encoding/json: equal Extras (the coalescer sums steps by them),
+// it to encoding/json (decodeLabels, how every body was read before): equal Extras (the coalescer sums steps by them),
 // equal errors, nothing with breakdowns off; the bytes it read are
 // copied, as Fiber reuses the body's memory.
 func TestLabelsReadTheSameScannedOrDecoded(t *testing.T) {
@@ -71,7 +53,7 @@ func TestLabelsReadTheSameScannedOrDecoded(t *testing.T) {
 			for _, on := range []bool{true, false} {
 				raw := []byte(tt.raw)
 				got, err := LabelsField(on).Read(raw)
-				want, wantErr := readLabelsAsJSON(json.RawMessage(tt.raw), on)
+				want, wantErr := decodeLabels(json.RawMessage(tt.raw), on)
 				copy(raw, make([]byte, len(raw))) // the body's memory reused
 				if got != want {
 					t.Errorf("on=%v: Extra %#v, want %#v", on, got, want)
