@@ -22,18 +22,32 @@ import (
 // increment is grouped and written exactly as an unlabelled one.
 func LabelsField(on bool) ExtraField {
 	return ExtraField{Key: "labels", Read: func(raw json.RawMessage) (counters.Extra, error) {
-		var labels breakdowns.Labels
-		if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
-			return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
+		var buf [breakdowns.MaxLabels]breakdowns.Label
+		if sorted, ok := scanLabels(raw, buf[:]); ok {
+			extra, err := breakdowns.OfSorted(sorted)
+			if err != nil || !on {
+				return nil, err
+			}
+			return extra, nil
 		}
-		if err := labels.Validate(); err != nil {
-			return nil, err
-		}
-		if !on {
-			return nil, nil
-		}
-		return breakdowns.Of(labels), nil
+		return decodeLabels(raw, on)
 	}}
+}
+
+// decodeLabels is LabelsField's way for a labels object that scanLabels
+// leaves: encoding/json's, which also says what is wrong with it.
+func decodeLabels(raw json.RawMessage, on bool) (counters.Extra, error) {
+	var labels breakdowns.Labels
+	if err := json.Unmarshal(raw, &labels); err != nil || string(raw) == "null" {
+		return nil, counters.Errorf(counters.EINVALID, "%q must be an object of strings, such as {\"channel\": \"web\"}.", "labels")
+	}
+	if err := labels.Validate(); err != nil {
+		return nil, err
+	}
+	if !on {
+		return nil, nil
+	}
+	return breakdowns.Of(labels), nil
 }
 
 // breakdownReader is how the HTTP API reads breakdowns

@@ -1,6 +1,7 @@
 package breakdowns
 
 import (
+	"bytes"
 	"encoding/json"
 	"iter"
 	"strings"
@@ -35,6 +36,53 @@ func Of(labels Labels) counters.Extra {
 	return Labelled{b.String()}
 }
 
+// A Label is one label as its key's and its value's bytes, such as a
+// request body holds them (OfSorted).
+type Label struct{ Key, Value []byte }
+
+// OfSorted is Of for labels given in key order, keys distinct (a request
+// body's, whose bytes it copies): nil when there are none, and the
+// EINVALID of Labels.Validate when they break its rules. It builds the
+// step's Extra in one allocation, without a Labels map: the write path of
+// a labelled increment.
+func OfSorted(labels []Label) (counters.Extra, error) {
+	if len(labels) > MaxLabels {
+		return nil, counters.Errorf(counters.EINVALID, "An increment carries at most %d labels, not %d.", MaxLabels, len(labels))
+	}
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	n := 0
+	for _, l := range labels {
+		if bytes.Contains(l.Key, []byte(sep)) || bytes.Contains(l.Value, []byte(sep)) {
+			// Not printable, and unreadable packed: Validate says why.
+			m := Labels{}
+			for _, l := range labels {
+				m[string(l.Key)] = string(l.Value)
+			}
+			return nil, m.Validate()
+		}
+		n += len(l.Key) + len(l.Value) + 2*len(sep)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, l := range labels {
+		b.Write(l.Key)
+		b.WriteString(sep)
+		b.Write(l.Value)
+		b.WriteString(sep)
+	}
+	packed := Labelled{b.String()}
+	// Checked as packed, in key order, so that the first bad label is the
+	// one Validate names.
+	for k, v := range packed.All() {
+		if err := validateLabel(k, v); err != nil {
+			return nil, err
+		}
+	}
+	return packed, nil
+}
+
 // All yields each label and its value, in key order.
 func (l Labelled) All() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
@@ -49,6 +97,9 @@ func (l Labelled) All() iter.Seq2[string, string] {
 		}
 	}
 }
+
+// Len is how many labels l holds.
+func (l Labelled) Len() int { return strings.Count(l.packed, sep) / 2 }
 
 // Labels are l's labels as a map.
 func (l Labelled) Labels() Labels {

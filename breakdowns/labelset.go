@@ -48,20 +48,27 @@ func (l Labels) Validate() error {
 		return counters.Errorf(counters.EINVALID, "An increment carries at most %d labels, not %d.", MaxLabels, len(l))
 	}
 	for _, k := range l.Keys() {
-		if err := ValidateLabelKey(k); err != nil {
+		if err := validateLabel(k, l[k]); err != nil {
 			return err
 		}
-		v := l[k]
-		switch {
-		case v == "" || len(v) > MaxLabelValueLen:
-			return counters.Errorf(counters.EINVALID, "The value of label %q must be 1 to %d bytes long, not %d.", k, MaxLabelValueLen, len(v))
-		case !utf8.ValidString(v):
-			return counters.Errorf(counters.EINVALID, "The value of label %q must be valid UTF-8.", k)
-		}
-		for _, r := range v {
-			if !unicode.IsPrint(r) {
-				return counters.Errorf(counters.EINVALID, "The value of label %q must be printable: no control or invisible characters.", k)
-			}
+	}
+	return nil
+}
+
+// validateLabel is Validate's check of one label, key and value.
+func validateLabel(k, v string) error {
+	if err := ValidateLabelKey(k); err != nil {
+		return err
+	}
+	switch {
+	case v == "" || len(v) > MaxLabelValueLen:
+		return counters.Errorf(counters.EINVALID, "The value of label %q must be 1 to %d bytes long, not %d.", k, MaxLabelValueLen, len(v))
+	case !utf8.ValidString(v):
+		return counters.Errorf(counters.EINVALID, "The value of label %q must be valid UTF-8.", k)
+	}
+	for _, r := range v {
+		if !unicode.IsPrint(r) {
+			return counters.Errorf(counters.EINVALID, "The value of label %q must be printable: no control or invisible characters.", k)
 		}
 	}
 	return nil

@@ -388,7 +388,7 @@ func partsOf(waiters []*waiter, now time.Time) []counters.Part {
 	}) {
 		return nil // the hot counter's round: nothing to split, nothing allocated
 	}
-	var parts []counters.Part
+	parts := make([]counters.Part, 0, len(waiters)) // a part a step at most: one allocation, not one a doubling
 	extra := false
 	for _, w := range waiters {
 		q := w.Req.at.Truncate(counters.HistoryGrain)

@@ -103,14 +103,30 @@ func appendSpelt(b []byte, label, value string) []byte {
 // unpackAdds calls fn with each add of a pending row, in the order packed.
 // The strings are those of the tables, or copies of b's bytes.
 func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
-	bad := counters.Errorf(counters.EINTERNAL, "storage: a pending label row is not packed as packAdds packs")
+	return unpackAddsInterned(b, nil, fn)
+}
+
+// unpackAddsInterned is unpackAdds copying each spelt string once into
+// seen (when not nil) and handing back that copy every time after: a
+// settling pass reads the same few values in every row of a hot page.
+func unpackAddsInterned(b []byte, seen map[string]string, fn func(label, value string, by int64)) error {
 	spelt := func(n uint64, k int) (string, bool) {
 		if k <= 0 || n > uint64(len(b)-k) {
 			return "", false
 		}
-		s := string(b[k : k+int(n)])
+		raw := b[k : k+int(n)]
 		b = b[k+int(n):]
+		if s, ok := seen[string(raw)]; ok {
+			return s, true
+		}
+		s := string(raw)
+		if seen != nil {
+			seen[s] = s
+		}
 		return s, true
+	}
+	bad := func() error {
+		return counters.Errorf(counters.EINTERNAL, "storage: a pending label row is not packed as packAdds packs")
 	}
 	for len(b) > 0 {
 		var label, value string
@@ -119,7 +135,7 @@ func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
 		case first >= packedLabelFirst && int(first-packedLabelFirst) < len(packedLabels):
 			label, b = packedLabels[first-packedLabelFirst], b[1:]
 			if len(b) == 0 {
-				return bad
+				return bad()
 			}
 			switch v := b[0]; {
 			case v >= packedValueFirst && int(v-packedValueFirst) < len(packedValues):
@@ -133,11 +149,11 @@ func unpackAdds(b []byte, fn func(label, value string, by int64)) error {
 			}
 		}
 		if !ok {
-			return bad
+			return bad()
 		}
 		by, k := binary.Varint(b)
 		if k <= 0 {
-			return bad
+			return bad()
 		}
 		b = b[k:]
 		fn(label, value, by)

@@ -44,8 +44,9 @@ type labelDay struct {
 // with the values it keeps; it calls add with each value's share as it is
 // to be counted. With only set, it settles that label alone.
 func settle(rows []pendingRow, held map[labelDay]map[string]bool, bound int, only string, add func(labelDay, string, int64)) error {
+	spelt := map[string]string{}
 	for _, r := range rows {
-		err := unpackAdds(r.adds, func(label, value string, by int64) {
+		err := unpackAddsInterned(r.adds, spelt, func(label, value string, by int64) {
 			if only != "" && label != only {
 				return
 			}
@@ -77,8 +78,9 @@ func heldValues(ctx context.Context, q *sql.Tx, rows []pendingRow, only string) 
 	held := map[labelDay]map[string]bool{}
 	seen := map[labelDay]bool{}
 	var args []any
+	spelt := map[string]string{}
 	for _, r := range rows {
-		err := unpackAdds(r.adds, func(label, _ string, _ int64) {
+		err := unpackAddsInterned(r.adds, spelt, func(label, _ string, _ int64) {
 			g := labelDay{r.name, label, r.day}
 			if (only != "" && label != only) || seen[g] {
 				return
