@@ -215,13 +215,16 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 	// The hits admitted as firsts are handed on together (hits.Start),
 	// once the others are answered: a hit handed on may be answered, and
 	// its call reused, as soon as it is started.
-	chains := make([]*hits.Chain, 0, len(calls))
+	var chains []*hits.Chain
 	for _, c := range calls {
 		q := c.Req
 		switch {
 		case q.cmd == nil: // not sent: the circuit is open
 			c.Answer(struct{}{}, err)
 		case q.chain != nil && q.answerErr == nil && len(q.answers) > q.at && q.answers[q.at] == int64(hits.None) && q.chain.Claim():
+			if chains == nil {
+				chains = make([]*hits.Chain, 0, len(calls))
+			}
 			chains = append(chains, q.chain) // the next queue answers it
 		default:
 			c.Answer(struct{}{}, nil)
