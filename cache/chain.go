@@ -17,11 +17,14 @@ type leased struct {
 	s    *Store
 }
 
-// Start implements hits.Starter: c.Mark keeps the count of unconfirmed
-// invalidations before the increment, for Result.
-func (l leased) Start(c *hits.Chain) {
-	c.Mark = l.s.unconfirmed.Load()
-	l.next.Start(c)
+// Start implements hits.Starter: each chain's Mark keeps the count of
+// unconfirmed invalidations before the increments, for Result.
+func (l leased) Start(cs []*hits.Chain) {
+	mark := l.s.unconfirmed.Load()
+	for _, c := range cs {
+		c.Mark = mark
+	}
+	l.next.Start(cs)
 }
 
 // Result implements hits.Starter.

@@ -160,34 +160,49 @@ func TestDeduperCountsTheFirstHitOfAClientOnANameOnly(t *testing.T) {
 }
 
 // Nothing the limits store stays for ever: a client's one key lives as long
-// as its limits need it. (That the keys name no client is hits/'s part:
-// the limits see only identifiers of the day, see app's
+// as its limits need it, the longer of its newest mark's window and the
+// time until its budget is whole again. (That the keys name no client is
+// hits/'s part: the limits see only identifiers of the day, see app's
 // TestVisitorsLeaveNoTrace.)
 func TestLimitKeysExpire(t *testing.T) {
 	t.Parallel()
 	r := testenv.StartRedis(t)
 	rdb := r.DeadlineClient(t)
 	ctx := context.Background()
-	const window = 30 * time.Second
-	l := hitLimits(t, rdb, cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: window}, time.Second)
-	for _, v := range []string{"v1", "v2"} {
-		if _, _, err := l.Admit(ctx, hits.Hit{Client: "c1", Visitor: v, Name: "hits/a"}); err != nil {
-			t.Fatal(err)
-		}
+	cases := []struct {
+		name     string
+		limits   cache.HitLimits
+		min, max time.Duration // of the key's TTL after two hits of two visitors
+	}{
+		{"the dedup window, longer than the budget", cache.HitLimits{Rate: 60, RateWindow: time.Minute, DedupWindow: 30 * time.Second}, 29 * time.Second, 30 * time.Second},
+		{"the budget, longer than the dedup window", cache.HitLimits{Rate: 1, RateWindow: time.Minute, DedupWindow: time.Second}, 59 * time.Second, time.Minute},
+		{"the budget alone", cache.HitLimits{Rate: 60, RateWindow: time.Minute}, time.Second, 2 * time.Second},
+		{"the dedup window alone", cache.HitLimits{DedupWindow: 30 * time.Second}, 29 * time.Second, 30 * time.Second},
 	}
-	keys, err := rdb.Keys(ctx, "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) != 1 {
-		t.Fatalf("keys = %q, want the client's one key", keys)
-	}
-	ttl, err := rdb.PTTL(ctx, keys[0]).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ttl <= window-time.Second || ttl > window {
-		t.Errorf("key %q has TTL %v, want about the dedup window %v", keys[0], ttl, window)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := hitLimits(t, rdb, c.limits, time.Second)
+			client := fmt.Sprintf("c%d", i)
+			for _, v := range []string{"v1", "v2"} {
+				if _, _, err := l.Admit(ctx, hits.Hit{Client: client, Visitor: v, Name: "hits/a"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys, err := rdb.Keys(ctx, "*{"+client+"}*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) != 1 {
+				t.Fatalf("keys = %q, want the client's one key", keys)
+			}
+			ttl, err := rdb.PTTL(ctx, keys[0]).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ttl <= c.min || ttl > c.max {
+				t.Errorf("key %q has TTL %v, want in (%v, %v]", keys[0], ttl, c.min, c.max)
+			}
+		})
 	}
 }
 

@@ -212,17 +212,25 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 	if err == nil {
 		err = errUnexpected
 	}
+	// The hits admitted as firsts are handed on together (hits.Start),
+	// once the others are answered: a hit handed on may be answered, and
+	// its call reused, as soon as it is started.
+	var chains []*hits.Chain
 	for _, c := range calls {
 		q := c.Req
 		switch {
 		case q.cmd == nil: // not sent: the circuit is open
 			c.Answer(struct{}{}, err)
-		case q.chain != nil && q.answerErr == nil && len(q.answers) > q.at && q.answers[q.at] == int64(hits.None) && q.chain.Start():
-			// handed on: the next queue answers it
+		case q.chain != nil && q.answerErr == nil && len(q.answers) > q.at && q.answers[q.at] == int64(hits.None) && q.chain.Claim():
+			if chains == nil {
+				chains = make([]*hits.Chain, 0, len(calls))
+			}
+			chains = append(chains, q.chain) // the next queue answers it
 		default:
 			c.Answer(struct{}{}, nil)
 		}
 	}
+	hits.Start(chains)
 }
 
 // exec sends batch as one pipeline and leaves each request's answer in its

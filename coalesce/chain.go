@@ -5,13 +5,17 @@ import (
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 )
 
-// Start implements hits.Starter: it queues an increment of c.Name by 1,
-// with c.Extra, without waiting; its answer closes c.Done. c.Call keeps
-// the queued call for Result.
-func (s *Store) Start(c *hits.Chain) {
-	call := batch.NewCall[step, int64](c.Ctx, step{name: c.Name, by: 1, at: s.c.opts.Now(), extra: c.Extra}, c.Done)
-	c.Call = call
-	s.c.q.Enqueue(call)
+// Start implements hits.Starter: it queues an increment of each c.Name
+// by 1, with c.Extra, all in one go and without waiting; each answer
+// closes its c.Done. c.Call keeps the queued call for Result.
+func (s *Store) Start(cs []*hits.Chain) {
+	calls := make([]*batch.Call[step, int64], len(cs))
+	at := s.c.opts.Now()
+	for i, c := range cs {
+		call := batch.NewCall[step, int64](c.Ctx, step{name: c.Name, by: 1, at: at, extra: c.Extra}, c.Done)
+		c.Call, calls[i] = call, call
+	}
+	s.c.q.Enqueue(calls...)
 }
 
 // Result implements hits.Starter: the answer of c's increment, once

@@ -7,10 +7,10 @@ import (
 	"github.com/countersvc/countersvc/counters"
 )
 
-// Starter queues an increment without waiting for it: the coalescer,
-// behind the cache's lease wait (see internal/wire). Start queues c's
-// increment (c.Name by 1, with c.Extra, in c.Ctx), whose answer closes
-// c.Done; Result then reads it. Each layer keeps what it needs of a
+// Starter queues increments without waiting for them: the coalescer,
+// behind the cache's lease wait (see internal/wire). Start queues the
+// increment of each chain of cs (c.Name by 1, with c.Extra, in c.Ctx),
+// all at once, and each answer closes its c.Done; Result then reads it. Each layer keeps what it needs of a
 // started increment in the chain itself (Call, Mark), so that starting
 // one allocates nothing beside the increment's own queued call.
 //
@@ -19,8 +19,12 @@ import (
 // request sleeps once, until its increment is answered, instead of twice
 // (on the limits' pipeline, then on the increment's round): one goroutine
 // wake-up a hit less, and a pipeline's hits reach the coalescer together.
+//
+// The limits hand on the hits of one answer together: the coalescer then
+// takes its lock once, and starts one round for them rather than waking a
+// sender for the first and perhaps another beside it for the next.
 type Starter interface {
-	Start(c *Chain)
+	Start(cs []*Chain)
 	Result(c *Chain) (int64, error)
 }
 
@@ -51,16 +55,25 @@ const (
 	chainLeft
 )
 
-// Start queues the hit's increment, unless the hit has gone on without
-// it: false, and the limits answer the hit as they would have. Admit
-// calls it on the goroutine that read the limits' answer, instead of
-// answering the hit.
-func (c *Chain) Start() bool {
-	if !c.state.CompareAndSwap(chainIdle, chainStarted) {
-		return false
+// Claim takes the hit's increment for the limits to start (Start), unless
+// the hit has gone on without it: false, and the limits answer the hit as
+// they would have. Admit calls it on the goroutine that read the limits'
+// answer, instead of answering the hit.
+func (c *Chain) Claim() bool {
+	return c.state.CompareAndSwap(chainIdle, chainStarted)
+}
+
+// Start queues the increments of cs, each claimed (Claim), those of one
+// service together (see Starter).
+func Start(cs []*Chain) {
+	for len(cs) > 0 {
+		n := 1
+		for n < len(cs) && cs[n].starter == cs[0].starter {
+			n++
+		}
+		cs[0].starter.Start(cs[:n])
+		cs = cs[n:]
 	}
-	c.starter.Start(c)
-	return true
 }
 
 // started reports whether the limits started the increment; if they have
@@ -90,13 +103,15 @@ func chained(c *Chain) (int64, error) {
 	return c.starter.Result(c)
 }
 
-// NewChain is a chain whose Start runs start, for tests of a Limits.
+// NewChain is a chain whose Start runs start (once for each Start it is
+// in), for tests of a Limits.
 func NewChain(start func()) *Chain {
-	return &Chain{Done: make(chan struct{}), starter: funcStarter(start)}
+	return &Chain{Done: make(chan struct{}), starter: &funcStarter{start}}
 }
 
-// funcStarter starts a test's chain (see NewChain).
-type funcStarter func()
+// funcStarter starts a test's chains (see NewChain); a pointer, so that
+// Start can tell starters apart.
+type funcStarter struct{ start func() }
 
-func (f funcStarter) Start(*Chain)               { f() }
-func (funcStarter) Result(*Chain) (int64, error) { return 0, nil }
+func (f *funcStarter) Start([]*Chain)             { f.start() }
+func (*funcStarter) Result(*Chain) (int64, error) { return 0, nil }

@@ -13,7 +13,8 @@ type chainingLimits struct{ *fakeLimits }
 
 func (c chainingLimits) Admit(ctx context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
 	wait, earlier, err := c.fakeLimits.Admit(ctx, h)
-	if err == nil && wait == 0 && earlier == hits.None && h.Chain != nil && h.Chain.Start() {
+	if err == nil && wait == 0 && earlier == hits.None && h.Chain != nil && h.Chain.Claim() {
+		hits.Start([]*hits.Chain{h.Chain})
 		return 0, hits.None, nil
 	}
 	return wait, earlier, err
@@ -31,11 +32,13 @@ type fakeResult struct {
 	err error
 }
 
-func (f *fakeStarter) Start(c *hits.Chain) {
-	f.started++
-	v, err := f.store.IncrementWith(c.Ctx, c.Name, 1, c.Extra)
-	c.Call = fakeResult{v, err}
-	close(c.Done)
+func (f *fakeStarter) Start(cs []*hits.Chain) {
+	for _, c := range cs {
+		f.started++
+		v, err := f.store.IncrementWith(c.Ctx, c.Name, 1, c.Extra)
+		c.Call = fakeResult{v, err}
+		close(c.Done)
+	}
 }
 
 func (f *fakeStarter) Result(c *hits.Chain) (int64, error) {

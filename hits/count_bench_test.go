@@ -53,14 +53,20 @@ func BenchmarkCount(b *testing.B) {
 type startingLimits struct{ nopLimits }
 
 func (startingLimits) Admit(_ context.Context, h hits.Hit) (time.Duration, hits.Earlier, error) {
-	h.Chain.Start()
+	if h.Chain.Claim() {
+		hits.Start([]*hits.Chain{h.Chain})
+	}
 	return 0, hits.None, nil
 }
 
 // nopStarter answers every increment at once.
 type nopStarter struct{}
 
-func (nopStarter) Start(c *hits.Chain)               { close(c.Done) }
+func (nopStarter) Start(cs []*hits.Chain) {
+	for _, c := range cs {
+		close(c.Done)
+	}
+}
 func (nopStarter) Result(*hits.Chain) (int64, error) { return 2, nil }
 
 // What the hand-over of a hit's increment from its limits (hits.Chain)

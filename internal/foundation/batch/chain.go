@@ -12,14 +12,22 @@ func NewCall[T, R any](ctx context.Context, req T, done chan struct{}) *Call[T, 
 // Result is the call's answer, once its done channel is closed.
 func (c *Call[T, R]) Result() (R, error) { return c.res, c.err }
 
-// Enqueue queues c (see NewCall) without waiting for it: a sender, never
-// the caller's goroutine, runs its batch. The queue answers every call it
-// is given this way, also one whose context ends before a batch takes it
-// (an Unanswered that was not sent), so that a wait on its done channel
-// alone ends.
-func (q *Queue[T, R]) Enqueue(c *Call[T, R]) {
+// Enqueue queues cs (see NewCall) without waiting for them: a sender,
+// never the caller's goroutine, runs their batches. The queue answers
+// every call it is given this way, also one whose context ends before a
+// batch takes it (an Unanswered that was not sent), so that a wait on its
+// done channel alone ends.
+//
+// Calls given together are queued together, under one lock, and start at
+// most one batch: one sender takes them all (as far as the chooser lets
+// it), where calls queued one by one could each find room and wake a
+// sender of its own, which the first then left with little or nothing.
+func (q *Queue[T, R]) Enqueue(cs ...*Call[T, R]) {
+	if len(cs) == 0 {
+		return
+	}
 	q.mu.Lock()
-	q.pending = append(q.pending, c)
+	q.pending = append(q.pending, cs...)
 	if q.room() {
 		q.inFlight++
 		q.send()

@@ -3,6 +3,8 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,5 +93,46 @@ func TestDoWithReturnsWhenTheCallHandedOnIsAnswered(t *testing.T) {
 	}
 	if v, err := handed.Result(); err != nil || v != 70 {
 		t.Errorf("the handed-on call: %d, %v; want 70", v, err)
+	}
+}
+
+// Calls enqueued together start one sender, which runs their batches in
+// turn, however much room the queue has: calls enqueued one by one would
+// each wake a sender of its own (here, batches of one each, all three at
+// once).
+func TestCallsEnqueuedTogetherStartOneSender(t *testing.T) {
+	g := newGate()
+	one := func() func(int) batch.Verdict {
+		n := 0
+		return func(int) batch.Verdict {
+			if n++; n > 1 {
+				return batch.Stop
+			}
+			return batch.Take
+		}
+	}
+	q := batch.New(g.run, batch.Options[int, int]{MaxInFlight: 4, Choose: one})
+	var calls []*batch.Call[int, int]
+	var dones []chan struct{}
+	for i := 1; i <= 3; i++ {
+		done := make(chan struct{})
+		calls, dones = append(calls, batch.NewCall[int, int](context.Background(), i, done)), append(dones, done)
+	}
+	q.Enqueue(calls...)
+	<-g.started
+	select {
+	case <-g.started:
+		t.Fatalf("batches %v: a second ran beside the first", g.seen())
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(g.release)
+	for i, done := range dones {
+		waitDone(t, done, fmt.Sprintf("call %d", i+1))
+		if v, err := calls[i].Result(); err != nil || v != 2*(i+1) {
+			t.Errorf("call %d: %d, %v; want %d", i+1, v, err, 2*(i+1))
+		}
+	}
+	if got := g.seen(); !slices.EqualFunc(got, [][]int{{1}, {2}, {3}}, slices.Equal) {
+		t.Errorf("batches %v, want [[1] [2] [3]]", got)
 	}
 }
