@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // Settler settles pending labels: an increment's transaction writes its
@@ -33,6 +31,9 @@ type Settling struct {
 	Batch int
 	// Timeout bounds each batch. Default 10 s.
 	Timeout time.Duration
+	// MaxPause is the longest pause between passes (Run) while they find
+	// nothing to do. Default 16 intervals.
+	MaxPause time.Duration
 }
 
 // Defaults of Settling.
@@ -80,10 +81,43 @@ func (s *Settling) batches(ctx context.Context, step func(ctx context.Context, l
 // Run makes a pass every interval until ctx ends, each within the
 // interval (what a pass leaves, the next one takes). A failed pass is
 // logged and the next one goes on: rows wait, answers do not change.
+// While passes find nothing to settle or roll up, the pause between them
+// doubles, up to MaxPause, and the first pass that finds something brings
+// it back to one interval: an idle pass is three transactions, and an
+// idle process made three a second. Reads settle what is pending
+// themselves, so a longer pause changes no answer, only what a read has
+// to settle meanwhile.
 func (s *Settling) Run(ctx context.Context, every time.Duration) {
-	deadline.Every(ctx, every, func(ctx context.Context) {
-		if n, err := s.Pass(ctx); err != nil && ctx.Err() == nil {
+	maxPause := s.MaxPause
+	if maxPause < every {
+		maxPause = 16 * every
+	}
+	pause := every
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, every)
+		n, err := s.Pass(pctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
 			s.Log.Warn("breakdowns: a settling pass failed; the next one goes on", "settled", n, "error", err.Error())
 		}
-	})
+		pause = nextPause(pause, every, maxPause, n > 0 || err != nil)
+		t.Reset(pause)
+	}
+}
+
+// nextPause is the pause after a pass that followed one of pause: one
+// interval after a pass that found work (or failed), else twice the last,
+// at most maxPause.
+func nextPause(pause, every, maxPause time.Duration, worked bool) time.Duration {
+	if worked {
+		return every
+	}
+	return min(2*pause, maxPause)
 }
