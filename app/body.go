@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
 	"github.com/countersvc/countersvc/counters"
@@ -119,7 +120,8 @@ func readBody(c *fiber.Ctx, limit int, log *slog.Logger) error {
 		}
 		return err
 	}
-	encoded := len(req.Header.Peek(fiber.HeaderContentEncoding)) > 0
+	// The header's own accessors: Peek normalizes its key on each call.
+	encoded := len(req.Header.ContentEncoding()) > 0
 	if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
 		// Nothing to read (most increments), or fasthttp read it all.
 		n := 0
@@ -179,8 +181,11 @@ func readBody(c *fiber.Ctx, limit int, log *slog.Logger) error {
 // application/json and any application/*+json, with any parameters. An
 // import, whose body has its own types, never comes here.
 func checkMediaType(c *fiber.Ctx, n int) error {
-	ct := c.Get(fiber.HeaderContentType)
-	if n == 0 || ct == "" {
+	if n == 0 {
+		return nil
+	}
+	ct := utils.UnsafeString(c.Request().Header.ContentType()) // the header's own, as c.Get's, without a normalized key
+	if ct == "" {
 		return nil
 	}
 	if t, _, err := mime.ParseMediaType(ct); err == nil && (t == fiber.MIMEApplicationJSON || strings.HasPrefix(t, "application/") && strings.HasSuffix(t, "+json")) {
