@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,30 +18,13 @@ import (
 	"github.com/countersvc/countersvc/counters"
 )
 
-// syncBuffer is a log's output that the test reads while the server may
-// still write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // middlewareApp is the application with routes of its own beside the
 // service's, and what it logs and counts.
-func middlewareApp(t *testing.T, drain *Drain, routes func(a *App)) (*App, *syncBuffer, *prometheus.Registry) {
+// (app.Test returns once the server is done with the request, so the
+// test reads the log after the server wrote it.)
+func middlewareApp(t *testing.T, drain *Drain, routes func(a *App)) (*App, *bytes.Buffer, *prometheus.Registry) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &bytes.Buffer{}
 	reg := prometheus.NewRegistry()
 	a := New(Options{Log: slog.New(slog.NewJSONHandler(logs, nil)), Registry: reg, Drain: drain, Capabilities: []Capability{PageHits(nil, nil, nil)}})
 	routes(a)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
 
 // Settler settles pending labels: an increment's transaction writes its
@@ -88,36 +90,15 @@ func (s *Settling) batches(ctx context.Context, step func(ctx context.Context, l
 // themselves, so a longer pause changes no answer, only what a read has
 // to settle meanwhile.
 func (s *Settling) Run(ctx context.Context, every time.Duration) {
-	maxPause := s.MaxPause
-	if maxPause < every {
-		maxPause = 16 * every
+	most := s.MaxPause
+	if most < every {
+		most = 16 * every
 	}
-	pause := every
-	t := time.NewTimer(pause)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, every)
-		n, err := s.Pass(pctx)
-		cancel()
+	deadline.EveryOrLess(ctx, every, most, func(ctx context.Context) bool {
+		n, err := s.Pass(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.Log.Warn("breakdowns: a settling pass failed; the next one goes on", "settled", n, "error", err.Error())
 		}
-		pause = nextPause(pause, every, maxPause, n > 0 || err != nil)
-		t.Reset(pause)
-	}
-}
-
-// nextPause is the pause after a pass that followed one of pause: one
-// interval after a pass that found work (or failed), else twice the last,
-// at most maxPause.
-func nextPause(pause, every, maxPause time.Duration, worked bool) time.Duration {
-	if worked {
-		return every
-	}
-	return min(2*pause, maxPause)
+		return n > 0 || err != nil
+	})
 }
