@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"log/slog"
 	"math"
 	"mime"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
 	"github.com/countersvc/countersvc/counters"
@@ -95,83 +97,83 @@ const (
 )
 
 // readBody reads the request's body, up to limit bytes, into the request
-// (413 beyond), except an import's, which is left to stream.
-func readBody(limit int) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		req := c.Request()
-		if len(req.Header.Peek(headerOversized)) > 0 {
-			closeAfterAnswer(c)
-			return fiber.ErrRequestEntityTooLarge
+// (413 beyond), except an import's, which is left to stream, and then
+// runs the route's handlers (handle).
+func readBody(c *fiber.Ctx, limit int, log *slog.Logger) error {
+	req := c.Request()
+	if len(req.Header.Peek(headerOversized)) > 0 {
+		closeAfterAnswer(c)
+		return fiber.ErrRequestEntityTooLarge
+	}
+	stream := c.Context().RequestBodyStream()
+	if streamsBody(req.Header.Method(), req.Header.RequestURI()) {
+		body := &streamedBody{r: stream}
+		c.Locals(streamedBodyKey, body)
+		err := handle(c, log)
+		// Only what the handler left unread: fasthttp's reader of a
+		// chunked body, read to its end, blocks on a further read
+		// instead of answering EOF again, which held every chunked
+		// import's answer for drainTime.
+		if stream != nil && !body.ended {
+			c.Context().Conn().SetReadDeadline(time.Now().Add(drainTime))
+			io.CopyN(io.Discard, stream, drainLimit)
 		}
-		stream := c.Context().RequestBodyStream()
-		if streamsBody(req.Header.Method(), req.Header.RequestURI()) {
-			body := &streamedBody{r: stream}
-			c.Locals(streamedBodyKey, body)
-			err := c.Next()
-			// Only what the handler left unread: fasthttp's reader of a
-			// chunked body, read to its end, blocks on a further read
-			// instead of answering EOF again, which held every chunked
-			// import's answer for drainTime.
-			if stream != nil && !body.ended {
-				c.Context().Conn().SetReadDeadline(time.Now().Add(drainTime))
-				io.CopyN(io.Discard, stream, drainLimit)
-			}
+		return err
+	}
+	// The header's own accessors: Peek normalizes its key on each call.
+	encoded := len(req.Header.ContentEncoding()) > 0
+	if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
+		// Nothing to read (most increments), or fasthttp read it all.
+		n := 0
+		if stream == nil {
+			n = len(req.Body())
+		}
+		if err := checkMediaType(c, n); err != nil {
 			return err
 		}
-		encoded := len(req.Header.Peek(fiber.HeaderContentEncoding)) > 0
-		if (stream == nil || req.Header.ContentLength() == 0) && !encoded {
-			// Nothing to read (most increments), or fasthttp read it all.
-			n := 0
-			if stream == nil {
-				n = len(req.Body())
-			}
-			if err := checkMediaType(c, n); err != nil {
+		if n > 0 {
+			if err := checkText(req.Body()); err != nil {
 				return err
 			}
-			if n > 0 {
-				if err := checkText(req.Body()); err != nil {
-					return err
-				}
-			}
-			return c.Next()
 		}
-		var body io.Reader = stream
-		if stream == nil {
-			body = bytes.NewReader(req.Body())
-		}
-		// Unzipped within the limit too: a small gzip body can unzip to
-		// gigabytes, which Fiber's c.Body() would unzip whole.
-		body, closeBody, err := decodeBody(c, body)
-		if err != nil {
-			closeAfterAnswer(c)
-			return err
-		}
-		defer closeBody()
-		buf := bodyBuffers.Get().(*bytes.Buffer)
-		defer bodyBuffers.Put(buf)
-		buf.Reset()
-		n, err := buf.ReadFrom(io.LimitReader(body, int64(limit)+1))
-		if err != nil {
-			closeAfterAnswer(c)
-			if encoded {
-				return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body is cut short or its gzip stream is corrupt.")
-			}
-			return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body could not be read to its end.")
-		}
-		if n > int64(limit) {
-			closeAfterAnswer(c)
-			return fiber.ErrRequestEntityTooLarge
-		}
-		if err := checkMediaType(c, buf.Len()); err != nil {
-			return err
-		}
-		if err := checkText(buf.Bytes()); err != nil {
-			return err
-		}
-		req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
-		req.Header.Del(fiber.HeaderContentEncoding)
-		return c.Next()
+		return handle(c, log)
 	}
+	var body io.Reader = stream
+	if stream == nil {
+		body = bytes.NewReader(req.Body())
+	}
+	// Unzipped within the limit too: a small gzip body can unzip to
+	// gigabytes, which Fiber's c.Body() would unzip whole.
+	body, closeBody, err := decodeBody(c, body)
+	if err != nil {
+		closeAfterAnswer(c)
+		return err
+	}
+	defer closeBody()
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer bodyBuffers.Put(buf)
+	buf.Reset()
+	n, err := buf.ReadFrom(io.LimitReader(body, int64(limit)+1))
+	if err != nil {
+		closeAfterAnswer(c)
+		if encoded {
+			return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body is cut short or its gzip stream is corrupt.")
+		}
+		return counters.Wrap(counters.EINVALID, "app.readBody", err, "The request body could not be read to its end.")
+	}
+	if n > int64(limit) {
+		closeAfterAnswer(c)
+		return fiber.ErrRequestEntityTooLarge
+	}
+	if err := checkMediaType(c, buf.Len()); err != nil {
+		return err
+	}
+	if err := checkText(buf.Bytes()); err != nil {
+		return err
+	}
+	req.SetBody(buf.Bytes()) // a copy: the buffer goes back to the pool
+	req.Header.Del(fiber.HeaderContentEncoding)
+	return handle(c, log)
 }
 
 // checkMediaType refuses a body of n bytes whose Content-Type is neither
@@ -179,8 +181,11 @@ func readBody(limit int) fiber.Handler {
 // application/json and any application/*+json, with any parameters. An
 // import, whose body has its own types, never comes here.
 func checkMediaType(c *fiber.Ctx, n int) error {
-	ct := c.Get(fiber.HeaderContentType)
-	if n == 0 || ct == "" {
+	if n == 0 {
+		return nil
+	}
+	ct := utils.UnsafeString(c.Request().Header.ContentType()) // the header's own, as c.Get's, without a normalized key
+	if ct == "" {
 		return nil
 	}
 	if t, _, err := mime.ParseMediaType(ct); err == nil && (t == fiber.MIMEApplicationJSON || strings.HasPrefix(t, "application/") && strings.HasSuffix(t, "+json")) {

@@ -46,19 +46,6 @@ func (d *Drain) done() <-chan struct{} {
 // Draining reports whether Start was called; a nil Drain never drains.
 func (d *Drain) Draining() bool { return d != nil && d.on.Load() }
 
-// closeWhileDraining asks the client to close its connection after each
-// answer once the drain has started. (Once fasthttp itself shuts down, its
-// CloseOnShutdown does the same for the requests still in flight.)
-func closeWhileDraining(d *Drain) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		err := c.Next()
-		if d.Draining() {
-			c.Response().Header.SetConnectionClose()
-		}
-		return err
-	}
-}
-
 // closeSilentlyOnTimeout makes a connection whose request did not arrive in
 // time close without an answer, as net/http does. fasthttp would answer
 // such a connection through the error handler: Fiber turns the timeout

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -15,12 +16,24 @@ import (
 // unmatched is the route label of a request that matched no route.
 const unmatched = "unmatched"
 
-// observe writes errors through the error handler, then records the
-// request's route, status and latency in metrics and in the debug log.
-func observe(log *slog.Logger, m *metrics) fiber.Handler {
+// middleware is every request's one layer. It was five, each a Fiber
+// c.Next() hop with its own bookkeeping (about 0.4 µs a request in all,
+// BenchmarkMiddlewareServed); one function does the same, in the same
+// order:
+//   - gives the request its id (assignRequestID);
+//   - reads its body within the limit (readBody);
+//   - runs the route's handlers, a panic recovered (handle);
+//   - writes an error through the error handler;
+//   - records the route, status and latency in metrics and in the debug
+//     log (record);
+//   - while the process drains, asks the client to close its connection
+//     after the answer. (Once fasthttp itself shuts down, its
+//     CloseOnShutdown does the same for the requests still in flight.)
+func middleware(log *slog.Logger, m *metrics, limit int, d *Drain) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		start := time.Now()
-		if err := c.Next(); err != nil {
+		assignRequestID(c)
+		start := startOf(c)
+		if err := readBody(c, limit, log); err != nil {
 			if herr := c.App().ErrorHandler(c, err); herr != nil {
 				c.Status(fiber.StatusInternalServerError)
 			}
@@ -31,8 +44,41 @@ func observe(log *slog.Logger, m *metrics) fiber.Handler {
 			route = unmatched
 		}
 		record(log, m, c, route, start)
+		if d.Draining() {
+			c.Response().Header.SetConnectionClose()
+		}
 		return nil
 	}
+}
+
+// startOf is when the server began to handle the request: fasthttp's
+// stamp, taken just before it calls the handler, rather than a clock
+// read of our own (a clock read, wall and monotonic, took about 100 ns on
+// the two-core machine's kvm-clock, 6% of a request's CPU through the
+// application in memory). A request handed over another way (tests' RequestCtx.Init) has
+// no stamp, and reads the clock.
+func startOf(c *fiber.Ctx) time.Time {
+	if t := c.Context().Time(); !t.IsZero() {
+		return t
+	}
+	return time.Now()
+}
+
+// handle runs the route's handlers and recovers a panic among them as
+// Fiber's recover middleware does: the panic's value becomes the
+// request's error (an error as itself, anything else as its text, which
+// the error handler answers 500 internal), logged with its stack.
+func handle(c *fiber.Ctx, log *slog.Logger) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(log, c, r)
+			var ok bool
+			if err, ok = r.(error); !ok {
+				err = fmt.Errorf("%v", r)
+			}
+		}
+	}()
+	return c.Next()
 }
 
 // unrouted wraps the error handler for the answers Fiber gives before any
@@ -123,8 +169,7 @@ func validTarget(uri []byte) bool {
 	return true
 }
 
-func logPanic(log *slog.Logger) func(*fiber.Ctx, any) {
-	return func(c *fiber.Ctx, e any) {
-		log.Error("panic", "request_id", requestID(c), "path", c.Path(), "panic", fmt.Sprint(e))
-	}
+// logPanic logs a handler's panic with the stack that raised it.
+func logPanic(log *slog.Logger, c *fiber.Ctx, e any) {
+	log.Error("panic", "request_id", requestID(c), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 }

@@ -17,17 +17,12 @@ const requestIDKey = "requestid"
 // a trace id or our own ids, short enough to keep logs and labels tidy.
 const maxRequestIDLen = 64
 
-// requestIDs gives every request an id, answered in X-Request-ID and
+// assignRequestID gives the request an id, answered in X-Request-ID and
 // written in its log lines. A client's own X-Request-ID is kept only when it
 // is short and of safe characters: it goes into logs verbatim, and quotes,
 // spaces or kilobytes there would let a client forge or bloat them. Fresh
 // ids are random (128 bits), not a counter: they must not tell one client
 // how many requests others made, nor be guessable.
-func requestIDs(c *fiber.Ctx) error {
-	assignRequestID(c)
-	return c.Next()
-}
-
 func assignRequestID(c *fiber.Ctx) {
 	id := c.Get(fiber.HeaderXRequestID)
 	if validRequestID(id) {

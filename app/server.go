@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/countersvc/countersvc/counters"
@@ -126,11 +125,7 @@ func New(o Options) *App {
 	rejectMalformedRequestLines(app)
 	closeSilentlyOnTimeout(app)
 
-	app.Use(closeWhileDraining(o.Drain))
-	app.Use(requestIDs)
-	app.Use(observe(o.Log, m))
-	app.Use(readBody(o.BodyLimit))
-	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: logPanic(o.Log)}))
+	app.Use(middleware(o.Log, m, o.BodyLimit, o.Drain))
 
 	ops := &opsHandlers{mysql: o.MySQLCheck, redis: o.RedisCheck, registry: o.Registry, drain: o.Drain}
 	app.Get("/healthz", ops.healthz)

@@ -33,6 +33,9 @@ type Settling struct {
 	Batch int
 	// Timeout bounds each batch. Default 10 s.
 	Timeout time.Duration
+	// MaxPause is the longest pause between passes (Run) while they find
+	// nothing to do. Default 16 intervals.
+	MaxPause time.Duration
 }
 
 // Defaults of Settling.
@@ -80,10 +83,22 @@ func (s *Settling) batches(ctx context.Context, step func(ctx context.Context, l
 // Run makes a pass every interval until ctx ends, each within the
 // interval (what a pass leaves, the next one takes). A failed pass is
 // logged and the next one goes on: rows wait, answers do not change.
+// While passes find nothing to settle or roll up, the pause between them
+// doubles, up to MaxPause, and the first pass that finds something brings
+// it back to one interval: an idle pass is three transactions, and an
+// idle process made three a second. Reads settle what is pending
+// themselves, so a longer pause changes no answer, only what a read has
+// to settle meanwhile.
 func (s *Settling) Run(ctx context.Context, every time.Duration) {
-	deadline.Every(ctx, every, func(ctx context.Context) {
-		if n, err := s.Pass(ctx); err != nil && ctx.Err() == nil {
+	most := s.MaxPause
+	if most < every {
+		most = 16 * every
+	}
+	deadline.EveryOrLess(ctx, every, most, func(ctx context.Context) bool {
+		n, err := s.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
 			s.Log.Warn("breakdowns: a settling pass failed; the next one goes on", "settled", n, "error", err.Error())
 		}
+		return n > 0 || err != nil
 	})
 }

@@ -165,8 +165,18 @@ func (g *Guard) control(network, address string, rc syscall.RawConn) error {
 
 // RelayOptions are the relay's settings.
 type RelayOptions struct {
-	Workers    int           // calls at once; default DefaultWorkers
-	Poll       time.Duration // how often the outbox is asked when idle; default 500ms
+	Workers int // calls at once; default DefaultWorkers
+	// Poll is how soon the outbox is asked again after an ask that found
+	// fewer events than it could take; default 500ms. While asks find
+	// nothing the pause doubles, up to MaxPoll (default ten Polls, 5 s):
+	// an idle process asks five times a minute instead of 120, each a
+	// transaction. The relay is woken at once by its own process's events
+	// (Wake), and asks when a retry it scheduled or a lease it could not
+	// record comes due; the longer pause only delays an event that
+	// another process recorded and did not live to claim, well within
+	// the minute the guide promises.
+	Poll       time.Duration
+	MaxPoll    time.Duration
 	Guard      *Guard
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
@@ -189,6 +199,55 @@ type Relay struct {
 	client *http.Client
 	m      *relayMetrics
 	wake   chan struct{}
+	due    dueTimes
+	// scheduled is told when a due time was added, so that a relay
+	// pausing longer wakes for it.
+	scheduled chan struct{}
+}
+
+// dueTimes are the moments at which events this relay attempted come due
+// again: a retry's, or the end of a lease whose outcome it could not
+// record.
+type dueTimes struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+// maxDue bounds dueTimes: beyond it a retry is found by the idle polls,
+// at most MaxPoll late.
+const maxDue = 4096
+
+func (r *Relay) dueAt(t time.Time) {
+	r.due.mu.Lock()
+	if len(r.due.times) < maxDue {
+		r.due.times = append(r.due.times, t)
+	}
+	r.due.mu.Unlock()
+	select {
+	case r.scheduled <- struct{}{}:
+	default:
+	}
+}
+
+// take drops the times up to now and reports whether there were any, and
+// how long until the next one (false: none).
+func (d *dueTimes) take(now time.Time) (passed bool, next time.Duration, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	kept := d.times[:0]
+	for _, t := range d.times {
+		if !t.After(now) {
+			passed = true
+			continue
+		}
+		kept = append(kept, t)
+		if d := t.Sub(now); !ok || d < next {
+			next, ok = d, true
+		}
+	}
+	clear(d.times[len(kept):])
+	d.times = kept
+	return passed, next, ok
 }
 
 // DefaultWorkers is how many calls a relay makes at once by default.
@@ -201,6 +260,9 @@ func NewRelay(out Outbox, o RelayOptions) *Relay {
 	}
 	if o.Poll <= 0 {
 		o.Poll = 500 * time.Millisecond
+	}
+	if o.MaxPoll < o.Poll {
+		o.MaxPoll = 10 * o.Poll
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
@@ -228,7 +290,7 @@ func NewRelay(out Outbox, o RelayOptions) *Relay {
 		// hook's owner never registered.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Relay{out: out, o: o, client: client, m: newRelayMetrics(o.Registerer), wake: make(chan struct{}, 1)}
+	return &Relay{out: out, o: o, client: client, m: newRelayMetrics(o.Registerer), wake: make(chan struct{}, 1), scheduled: make(chan struct{}, 1)}
 }
 
 // Wake asks the relay to look at the outbox now rather than at its next
@@ -252,6 +314,8 @@ func (r *Relay) Run(ctx context.Context) {
 	defer backlog.Stop()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	pollAt := time.Now()
+	idle := r.o.Poll // the pause after an ask that finds nothing
 	for {
 		select {
 		case <-ctx.Done():
@@ -260,7 +324,24 @@ func (r *Relay) Run(ctx context.Context) {
 			r.measure(ctx)
 			continue
 		case <-r.wake:
+			idle = r.o.Poll
 		case <-poll.C:
+		case <-r.scheduled:
+			// An attempt of this relay's comes due again: ask then, if
+			// that is before the next ask.
+			now := time.Now()
+			passed, next, ok := r.due.take(now)
+			if passed {
+				idle, next, ok = r.o.Poll, 0, true
+			}
+			if ok && now.Add(next).Before(pollAt) {
+				poll.Reset(next)
+				pollAt = now.Add(next)
+			}
+			continue
+		}
+		if passed, _, _ := r.due.take(time.Now()); passed {
+			idle = r.o.Poll // it may come due a moment later by MySQL's clock
 		}
 		// Take as many as there are free workers.
 		n := 0
@@ -279,6 +360,7 @@ func (r *Relay) Run(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		claimed, err := r.out.Claim(cctx, n, r.o.Lease)
 		cancel()
+		leaseEnd := time.Now().Add(r.o.Lease) // after MySQL's, which began in Claim
 		if err != nil && ctx.Err() == nil {
 			r.o.Log.Warn("webhooks: claiming due events failed", "error", err)
 		}
@@ -290,21 +372,33 @@ func (r *Relay) Run(ctx context.Context) {
 			go func() {
 				defer wg.Done()
 				defer func() { free <- struct{}{} }()
-				r.deliver(ctx, a)
+				r.deliver(ctx, a, leaseEnd)
 			}()
 		}
-		wait := r.o.Poll
-		if len(claimed) == n && n > 0 {
+		var wait time.Duration
+		switch {
+		case len(claimed) == n && n > 0:
 			wait = 0 // there may be more
+		case len(claimed) > 0:
+			idle, wait = r.o.Poll, r.o.Poll
+		default:
+			wait, idle = idle, min(2*idle, r.o.MaxPoll)
+		}
+		now := time.Now()
+		if passed, next, ok := r.due.take(now); passed {
+			wait, idle = 0, r.o.Poll
+		} else if ok && next < wait {
+			wait = next
 		}
 		poll.Reset(wait)
+		pollAt = now.Add(wait)
 	}
 }
 
 // deliver makes one attempt and records it. A process stopping during the
 // call records nothing: the lease runs out and another process calls
 // again.
-func (r *Relay) deliver(ctx context.Context, a Attempt) {
+func (r *Relay) deliver(ctx context.Context, a Attempt, leaseEnd time.Time) {
 	o := r.call(ctx, a)
 	if ctx.Err() != nil {
 		return
@@ -315,6 +409,9 @@ func (r *Relay) deliver(ctx context.Context, a Attempt) {
 	defer cancel()
 	if err := r.out.Complete(rctx, a, o, DisableAfter); err != nil {
 		r.o.Log.Warn("webhooks: recording an attempt failed; the lease will run out and it is sent again", "webhook_id", a.MsgID, "error", err)
+		r.dueAt(leaseEnd)
+	} else if o.Status == Pending {
+		r.dueAt(time.Now().Add(o.Next))
 	}
 }
 

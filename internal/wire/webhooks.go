@@ -49,6 +49,9 @@ func buildWebhooks(b *builder) (app.Capability, error) {
 		if err := recorder.Reload(ctx); err != nil {
 			log.Warn("webhooks: reloading the hooks failed; the periodic reload follows", "error", err)
 		}
+		if s.Relay != nil {
+			s.Relay.Wake() // a hook enabled again made its events due
+		}
 	}
 	// A change of a hook reloads this process's hooks at once, and the
 	// others' through Redis when there is one; each process also reloads

@@ -52,3 +52,34 @@ func Every(ctx context.Context, every time.Duration, fn func(ctx context.Context
 		cancel()
 	}
 }
+
+// EveryOrLess is Every for work that is often idle: fn says whether its run
+// found work (or failed), and while runs find none the pause between them
+// doubles, up to most; the first run that finds work brings it back to
+// every. Each run still has a deadline of one interval.
+func EveryOrLess(ctx context.Context, every, most time.Duration, fn func(ctx context.Context) (worked bool)) {
+	pause := every
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		worked := fn(rctx)
+		cancel()
+		pause = nextPause(pause, every, most, worked)
+		t.Reset(pause)
+	}
+}
+
+// nextPause is the pause after a run that followed one of pause: one
+// interval after a run that found work, else twice the last, at most most.
+func nextPause(pause, every, most time.Duration, worked bool) time.Duration {
+	if worked {
+		return every
+	}
+	return min(2*pause, most)
+}
