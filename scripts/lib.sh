@@ -44,13 +44,9 @@ package_purpose() {
 # line naming the exact command to run as root, since a script that asks
 # for a password half-way through is worse than one that stops.
 ensure_packages() {
-  local missing=() pair cmd pkg p why=""
-  for pair in "$@"; do
-    cmd="${pair%%:*}"; pkg="${pair#*:}"
-    # A command, or for an absolute path a file (a library, say).
-    { command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || { [[ "$cmd" == /* ]] && [ -e "$cmd" ]; }; } && continue
-    case " ${missing[*]} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
-  done
+  local missing=() p why="" start="$SECONDS"
+  missing_packages "$@"
+  missing=("${MISSING[@]}")
   [ "${#missing[@]}" -eq 0 ] && return 0
   for p in "${missing[@]}"; do why+="${why:+, }$p ($(package_purpose "$p"))"; done
   if [ "$(id -u)" -ne 0 ]; then
@@ -66,7 +62,42 @@ ensure_packages() {
     tail -20 "$out" >&2; die "apt-get install ${missing[*]} failed (whole output: $out)"
   fi
   rm -f "$out"
-  log "installed ${missing[*]}"
+  log "installed ${missing[*]} in $((SECONDS - start)) s"
+}
+
+# missing_packages CMD:PKG ... sets MISSING to the packages (each once)
+# that provide the commands not found.
+missing_packages() {
+  local pair cmd pkg
+  MISSING=()
+  for pair in "$@"; do
+    cmd="${pair%%:*}"; pkg="${pair#*:}"
+    # A command, or for an absolute path a file (a library, say).
+    { command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || { [[ "$cmd" == /* ]] && [ -e "$cmd" ]; }; } && continue
+    case " ${MISSING[*]} " in *" $pkg "*) ;; *) MISSING+=("$pkg") ;; esac
+  done
+}
+
+# start_packages CMD:PKG ... is ensure_packages in the background, for
+# root on a machine that lacks some of them: apt-get's download and
+# set-up (minutes on a fresh machine, mostly network and disk) then
+# overlap what the script does meanwhile (compiling); wait_packages
+# waits for it, and fails, after apt-get's own message, when it failed.
+# Anyone but root gets ensure_packages' one line at once.
+PACKAGES_PID=""
+start_packages() {
+  missing_packages "$@"
+  [ "${#MISSING[@]}" -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 || ensure_packages "$@"
+  ensure_packages "$@" &
+  PACKAGES_PID=$!
+}
+
+wait_packages() {
+  [ -n "$PACKAGES_PID" ] || return 0
+  local pid="$PACKAGES_PID"
+  PACKAGES_PID=""
+  wait "$pid" || die "the packages were not installed (apt-get's message is above)"
 }
 
 # apt_update fetches the package lists once per script: a fresh machine
