@@ -58,10 +58,12 @@ type climber struct {
 	held  int // the limit the climber holds; limit differs from it in a trial's windows at the neighbour
 	dir   int // where the next trial goes: +1 or -1
 
-	start  time.Time // of the window
-	calls  int       // answered in the window
-	queued bool      // the limit held a call back in the window
-	skip   int       // batches still to leave out after a move: taken under the limit before
+	start  time.Time     // of the window
+	last   time.Time     // when the last batch ended
+	gap    time.Duration // between batches' ends, a moving average
+	calls  int           // answered in the window
+	queued bool          // the limit held a call back in the window
+	skip   int           // batches still to leave out after a move: taken under the limit before
 
 	window  int                 // windows of the running trial measured; -1: no trial
 	first   float64             // the rate of the pair's first window
@@ -87,6 +89,7 @@ const (
 	climbHoldMin = 4
 	climbHoldMax = 128
 	climbCost    = 32
+	climbPause   = 8
 )
 
 // climbT is Student's t at 99%, one-sided, for the mean of n pairs (n-1
@@ -100,9 +103,25 @@ func newClimber(max int) *climber {
 // ran is told of each batch that has run, with the time. Caller holds the
 // queue's lock.
 func (l *climber) ran(calls int, now time.Time) {
-	if l.skip > 0 {
+	paused := false
+	if !l.last.IsZero() {
+		gap := now.Sub(l.last)
+		paused = gap > climbWindow && gap > climbPause*l.gap
+		l.gap += (gap - l.gap) / 8
+	}
+	l.last = now
+	switch {
+	case l.skip > 0:
 		// A batch taken before the move: the window starts after it.
 		l.skip--
+		l.start, l.calls, l.queued = now, 0, false
+		return
+	case paused:
+		// No batch ended for a window's time and climbPause times as
+		// long as batches take to end one after another: the callers
+		// paused (a lull, a benchmark between its runs), and the window
+		// would measure the pause. It starts again after it; a trial
+		// goes on as if there had been none.
 		l.start, l.calls, l.queued = now, 0, false
 		return
 	}

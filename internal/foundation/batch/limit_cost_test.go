@@ -3,6 +3,7 @@ package batch
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // Where no neighbour pays (the database shares the service's two cores),
@@ -53,5 +54,56 @@ func TestTrialsThatKeepLosingCostAFewWindowsInAHundred(t *testing.T) {
 				t.Fatalf("noise ±%.0f%%, seed %d: %d trials in %d windows (at %v), want at most %d", noise*50, seed, trials, windows, starts, want)
 			}
 		}
+	}
+}
+
+// A trial's windows measure throughput under the limits, not the callers'
+// pauses: a window that a pause of the load interrupts starts again after
+// it, and the trial goes on as if the pause had not been.
+func TestAPauseOfTheLoadIsNoWindow(t *testing.T) {
+	l := newClimber(16)
+	now := time.Unix(0, 0)
+	l.ran(0, now)
+	l.hold = 0
+	// One window at the held limit starts a trial.
+	batches := func(n int, d time.Duration) {
+		for range n {
+			now = now.Add(d)
+			l.queued = true
+			l.ran(32, now)
+		}
+	}
+	batches(10, climbWindow/10)
+	if l.window != 0 || l.limit != 2 {
+		t.Fatalf("window %d at limit %d, want a trial's first window at 2", l.window, l.limit)
+	}
+	batches(l.skip, time.Millisecond)
+	batches(5, climbWindow/10)
+	// The load pauses for a second, then comes back.
+	now = now.Add(time.Second)
+	batches(11, climbWindow/10)
+	if l.window != 1 {
+		t.Fatalf("window %d of the trial after the pause, want 1: the paused window measured again", l.window)
+	}
+	if l.first < 2000 {
+		t.Fatalf("the window's rate %.0f calls a second counts the pause, want that of its batches (3,200)", l.first)
+	}
+}
+
+// Rounds that each take longer than a window (a slow database) are no
+// pause: the batches end as often as they take, and the climber still
+// measures them and climbs where more in flight pay.
+func TestRoundsSlowerThanAWindowAreStillMeasured(t *testing.T) {
+	l := newClimber(16)
+	now := time.Unix(0, 0)
+	const latency = 150 * time.Millisecond // a round's time at any limit
+	for range 4000 {
+		// limit rounds of 300 calls each end every latency/limit.
+		now = now.Add(latency / time.Duration(l.limit))
+		l.queued = true
+		l.ran(300, now)
+	}
+	if l.held < 12 {
+		t.Fatalf("held %d rounds where each more in flight answers as many calls more, want 12 or more", l.held)
 	}
 }
