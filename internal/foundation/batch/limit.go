@@ -49,22 +49,27 @@ import (
 // which then stays as it is, and a trial whose window was not held back
 // ends as a lost one. After a trial that moved the limit the next goes on
 // the same way at once; after one that kept it, the next goes the other
-// way after a hold that grows while trials keep the limit, so that a
-// settled queue spends few windows away from it.
+// way after a hold that grows while trials keep the limit, and that keeps
+// the windows spent at a neighbour that lost to one in climbCost, so that
+// a settled queue spends few windows away from it, from its first seconds.
 type climber struct {
 	max   int // the ceiling: Options.MaxInFlight
 	limit int // the batches that may run at once now
 	held  int // the limit the climber holds; limit differs from it in a trial's windows at the neighbour
 	dir   int // where the next trial goes: +1 or -1
 
-	start  time.Time // of the window
-	calls  int       // answered in the window
-	queued bool      // the limit held a call back in the window
-	skip   int       // batches still to leave out after a move: taken under the limit before
+	start  time.Time     // of the window
+	last   time.Time     // when the last batch ended
+	gap    time.Duration // between batches' ends, a moving average
+	calls  int           // answered in the window
+	queued bool          // the limit held a call back in the window
+	skip   int           // batches still to leave out after a move: taken under the limit before
 
 	window  int                 // windows of the running trial measured; -1: no trial
 	first   float64             // the rate of the pair's first window
 	diffs   [climbPairs]float64 // per pair: log(rate at the higher limit / rate at the lower)
+	away    int                 // windows of the running trial measured at the neighbour
+	kept    int                 // trials that kept the limit since it last moved
 	hold    int                 // held-back windows to stay before the next trial
 	backoff int                 // hold after the next trial that keeps the limit
 }
@@ -72,7 +77,10 @@ type climber struct {
 // Windows last climbWindow, and longer until climbCalls calls have been
 // answered in them, so that a window's rate is not a handful of calls. A
 // trial is climbPairs pairs of windows; the higher limit must win by
-// climbGain (in log, about 4%) and by climbT[pairs] standard errors.
+// climbGain (in log, about 4%) and by climbT[pairs] standard errors. A
+// trial that keeps the limit is followed by a hold of climbHoldMin
+// windows, doubling up to climbHoldMax while trials keep it, and of at
+// least climbCost-1 for each window it spent at the neighbour.
 const (
 	climbWindow  = 100 * time.Millisecond
 	climbCalls   = 256
@@ -80,6 +88,8 @@ const (
 	climbGain    = 0.04
 	climbHoldMin = 4
 	climbHoldMax = 128
+	climbCost    = 32
+	climbPause   = 8
 )
 
 // climbT is Student's t at 99%, one-sided, for the mean of n pairs (n-1
@@ -93,9 +103,25 @@ func newClimber(max int) *climber {
 // ran is told of each batch that has run, with the time. Caller holds the
 // queue's lock.
 func (l *climber) ran(calls int, now time.Time) {
-	if l.skip > 0 {
+	paused := false
+	if !l.last.IsZero() {
+		gap := now.Sub(l.last)
+		paused = gap > climbWindow && gap > climbPause*l.gap
+		l.gap += (gap - l.gap) / 8
+	}
+	l.last = now
+	switch {
+	case l.skip > 0:
 		// A batch taken before the move: the window starts after it.
 		l.skip--
+		l.start, l.calls, l.queued = now, 0, false
+		return
+	case paused:
+		// No batch ended for a window's time and climbPause times as
+		// long as batches take to end one after another: the callers
+		// paused (a lull, a benchmark between its runs), and the window
+		// would measure the pause. It starts again after it; a trial
+		// goes on as if there had been none.
 		l.start, l.calls, l.queued = now, 0, false
 		return
 	}
@@ -110,6 +136,9 @@ func (l *climber) ran(calls int, now time.Time) {
 	rate := float64(l.calls) / d.Seconds()
 	queued := l.queued
 	l.start, l.calls, l.queued = now, 0, false
+	if l.limit != l.held {
+		l.away++
+	}
 	switch {
 	case l.window >= 0 && !queued:
 		// The callers, not the limit, set the pace: the trial learnt
@@ -132,7 +161,7 @@ func (l *climber) try() {
 		l.dir = -l.dir
 	}
 	if next := l.held + l.dir; next >= 1 && next <= l.max {
-		l.window = 0
+		l.window, l.away = 0, 0
 		l.move(next)
 	}
 }
@@ -197,15 +226,26 @@ func higherWins(diffs []float64) (higher bool, gain float64) {
 }
 
 // settle ends a trial at limit to: on the same way at once if it moved,
-// else the other way after a hold.
+// else the other way after a hold that grows while trials keep the limit.
+// A trial that keeps the limit has cost its windows at the neighbour
+// (where two cores are best spent on one round, two rounds in flight each
+// carry fewer calls for the same statement and commit). Once the limit
+// has been kept against every neighbour it has (the other side too, after
+// a move, so that a move that noise won is soon taken back), the hold
+// keeps those windows to one in climbCost, also in a fresh instance's
+// first seconds.
 func (l *climber) settle(to int) {
 	l.window = -1
 	if to != l.held {
 		l.dir = to - l.held
-		l.held, l.hold, l.backoff = to, 0, climbHoldMin
+		l.held, l.hold, l.backoff, l.kept = to, 0, climbHoldMin, 0
 	} else {
 		l.dir = -l.dir
+		l.kept++
 		l.hold, l.backoff = l.backoff, min(2*l.backoff, climbHoldMax)
+		if l.kept >= 2 || l.held == 1 || l.held == l.max {
+			l.hold = max(l.hold, (climbCost-1)*l.away)
+		}
 	}
 	l.move(to)
 }
