@@ -69,7 +69,10 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 // The price is more, smaller script calls: Redis's work on a call is
 // mostly the call itself, and the service's its system calls, so the
 // same runs spent about 4% more CPU a hit in all (service, MariaDB and
-// Redis). Where the cores are all busy that is what the rate follows;
+// Redis). A second pipeline as soon as one hit waits carried 3 to 4 hits
+// a call and cost the service and Redis about a fifth more; hence 16.
+// Two is enough on a big machine too: with one pipeline in Redis and the
+// next waiting behind it, Redis never waits on the service. Where the cores are all busy that is what the rate follows;
 // where the rounds wait on the database's commits (the two-core machine
 // at rest had 12 to 17% of its cores idle under the limits), the larger
 // rounds are. The queue's climber cannot be left to choose: it measured
