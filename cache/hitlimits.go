@@ -42,7 +42,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		}
 		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
-			script: admitScript, width: 1, argWidth: 1, answer: 1, merge: !cluster, growAt: hitsGrowAt,
+			script: admitScript, width: 1, argWidth: 1, answer: 1, merge: !cluster, growAt: hitsGrowAt, senders: hitsSenders,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
 		})
 	}
@@ -51,19 +51,38 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 	return l
 }
 
-// hitsGrowAt is how many hits must wait for the limits' pipeline in
-// flight before a second one leaves beside it. Redis's work on a call is
-// mostly the call itself (reading it, running the script, answering: on
-// the two-core machine a call of 8 hits cost it about three times what
-// its hits' own commands did), and the service's is its system calls and
-// wake-ups, so a hit costs both least in a pipeline as long as the hits
-// that arrive during one round trip: with one pipeline in flight (64
-// connections, the bench's load) a call carried about 5 hits, with two in
-// flight 3 to 4, and the service and Redis spent about a fifth more CPU a
-// hit. A second pipeline pays where so many wait that the round trip
-// itself is what they wait on; how many may travel at most is still the
-// queue's climber's to find.
-const hitsGrowAt = 64
+// hitsSenders is how many of the limits' pipelines may travel at once,
+// and hitsGrowAt how many hits must wait for the one in flight before a
+// second leaves beside it.
+//
+// What a page hit waits on at 64 connections is the coalescer's round:
+// the rounds of the bench's one counter go one after another, so hits a
+// second are the hits a round carries over its time, and a round carries
+// the hits that reached the coalescer while the one before ran. A hit
+// that waits for the limits' pipeline in flight before its own misses the
+// next round and waits out a whole round more. With one pipeline (a
+// second left only once 64 hits waited, which 64 connections never
+// reach) a round carried 27.6 hits, against 31.3 with the limits off;
+// with a second leaving once 16 wait, 29.3 (medians of 16 alternated
+// 3 s runs, load 20 to 28).
+//
+// The price is more, smaller script calls: Redis's work on a call is
+// mostly the call itself, and the service's its system calls, so the
+// same runs spent about 4% more CPU a hit in all (service, MariaDB and
+// Redis). A second pipeline as soon as one hit waits carried 3 to 4 hits
+// a call and cost the service and Redis about a fifth more; hence 16.
+// Two is enough on a big machine too: with one pipeline in Redis and the
+// next waiting behind it, Redis never waits on the service. Where the cores are all busy that is what the rate follows;
+// where the rounds wait on the database's commits (the two-core machine
+// at rest had 12 to 17% of its cores idle under the limits), the larger
+// rounds are. The queue's climber cannot be left to choose: it measured
+// one pipeline against two while 64 hits had to wait before a second
+// left, and so compared one with one; with 16 it kept one in those runs,
+// as its rule does for a gain under 4%.
+const (
+	hitsSenders = 2
+	hitsGrowAt  = 16
+)
 
 // hitLimits keeps both limits of a client's hits in one small Redis hash
 // per client, checked together by admitScript: a page hit costs its limits

@@ -18,7 +18,9 @@ import (
 // maxSenders: on a small box one, since more would split the queue into
 // pipelines of about one command each, which costs as much as sending
 // every command alone; on a big one, a second while Redis works on the
-// first, so that one Redis core is never left waiting on the service.
+// first, so that one Redis core is never left waiting on the service. A
+// pipeline may fix the number instead (pipeline.senders: the page-hit
+// limits', see hitsSenders).
 //
 // The request that finds room for a pipeline sends it on its own
 // goroutine (batch.Options.Inline), with whatever queued beside it: a
@@ -74,6 +76,9 @@ type pipeline struct {
 	// flight before another leaves beside it (batch.Options.GrowAt), below
 	// the limit Redis's throughput sets (see the constants).
 	growAt int
+	// senders, when set, is how many pipelines may travel at once, fixed
+	// rather than found by the queue's climber (see the constants).
+	senders int
 
 	q *batch.Queue[*queued, struct{}]
 }
@@ -104,7 +109,11 @@ type queued struct {
 
 // newPipeline readies p's queue.
 func newPipeline(p pipeline) *pipeline {
-	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: maxSenders, Adaptive: true, GrowAt: p.growAt, Inline: true, Linger: senderLinger, Choose: chooser})
+	senders, adaptive := maxSenders, true
+	if p.senders > 0 {
+		senders, adaptive = p.senders, false
+	}
+	p.q = batch.New(p.send, batch.Options[*queued, struct{}]{MaxInFlight: senders, Adaptive: adaptive, GrowAt: p.growAt, Inline: true, Linger: senderLinger, Choose: chooser})
 	return &p
 }
 
