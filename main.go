@@ -62,7 +62,8 @@ func newLogger(cfg wire.Log) *slog.Logger {
 //     that clients leave their keep-alive connections (a connection the
 //     server closed while a client was writing to it would lose that
 //     request), and new connections are still served;
-//  2. close the listener once its accept queue is empty (internal/foundation/listen),
+//  2. refuse new connections, close the listener once its accept queue is
+//     empty (internal/foundation/listen),
 //     close the connections that stayed idle all through the drain, and let
 //     in-flight requests finish within COUNTERS_SHUTDOWN_TIMEOUT;
 //  3. close Redis and MySQL.

@@ -216,9 +216,12 @@ func (p *process) waitExit(t *testing.T, done <-chan error, limit time.Duration)
 
 // SIGTERM under keep-alive load from a Go client: /readyz answers 503 at
 // once, answers carry "Connection: close" from then on, and every request
-// that reached the process is answered; once the drain is over and the
-// listener closed, new connections are refused, so those requests never
-// reached it. Each answered increment is in MySQL, and nothing else. Two
+// that reached the process is answered; once the drain is over, the
+// listener stops and every connect from then on is refused (those the
+// kernel completed before are served: internal/foundation/listen), so
+// those requests never reached it. A request that failed once its
+// connection was made is the defect this test is for: with the workers
+// reconnecting after each answer, the close used to reset a few. Each answered increment is in MySQL, and nothing else. Two
 // runs: two processes, two SIGTERMs. The increments are POSTs without an
 // Idempotency-Key, which Go's client does not retry by itself: a request
 // lost on a closing connection shows up as an error here.
@@ -268,7 +271,7 @@ func sigtermUnderLoad(t *testing.T, p *process, name string) int64 {
 				var op *net.OpError
 				switch {
 				case err != nil && errors.As(err, &op) && op.Op == "dial":
-					refused.Add(1) // never reached the process
+					refused.Add(1) // never reached the process: Go writes once connected
 					time.Sleep(time.Millisecond)
 					continue
 				case err != nil:

@@ -50,7 +50,8 @@ type Change struct {
 // answer shows the value before it); one whose work may follow the answer
 // (live updates, webhook deliveries) hands the changes to work of its own.
 // It is
-// told only of the changes it Wants, and not of a write whose outcome is
+// told only of the changes it Wants (a DeletionObserver, of every deletion
+// too), and not of a write whose outcome is
 // unknown (MySQL failed during the commit); such a change is found by
 // whoever checks MySQL later.
 type Observer interface {
@@ -61,6 +62,17 @@ type Observer interface {
 	// observer wants until its commit.
 	Wants(name string) bool
 	Committed(ctx context.Context, changes []Change)
+}
+
+// A DeletionObserver is an Observer told of every deletion, whether it
+// Wants the counter or not, when WantsDeletions says so. Live updates need
+// that: another process may have begun to watch the counter's prefix a
+// moment before, and not be known here yet, and a deletion, unlike other
+// changes, leaves no row that a later check could find. Deletions are
+// rare, so being told of each costs little.
+type DeletionObserver interface {
+	Observer
+	WantsDeletions() bool
 }
 
 // A PrefixObserver is an Observer that may be told of a write of very many

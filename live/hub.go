@@ -123,7 +123,7 @@ type Hub struct {
 	signals  struct{ dirty, publish, missed, share, refresh chan struct{} }
 }
 
-var _ counters.Observer = (*Hub)(nil)
+var _ counters.DeletionObserver = (*Hub)(nil)
 
 // New returns a hub; Run starts its work.
 func New(o Options) *Hub {
@@ -196,13 +196,23 @@ func (h *Hub) Wants(name string) bool {
 	return (local && h.watchedLocked(name)) || (h.o.Transport != nil && anywhere.has(name))
 }
 
+// WantsDeletions implements counters.DeletionObserver: with a Transport,
+// every deletion is told to the other processes, watched or not as far as
+// this process knows. A process learns what the others watch some time
+// after they begin (a Redis round trip or two; the next renewal, seconds
+// later, when the announcement failed), and a deletion, unlike other
+// changes, is found by no check: a prefix stream on another process would
+// otherwise miss the deletion of a counter that did not change while it
+// was open, if committed within that time.
+func (h *Hub) WantsDeletions() bool { return h.o.Transport != nil }
+
 // Committed implements counters.Observer. It runs in the writer's
 // goroutine, so it only marks names: with no stream open anywhere, it costs
-// two atomic loads.
+// two atomic loads (and a deletion a notice).
 func (h *Hub) Committed(_ context.Context, changes []counters.Change) {
 	anywhere := h.anywhere.Load()
 	local := h.watching.Load()
-	if !local && anywhere.empty() {
+	if !local && anywhere.empty() && !h.WantsDeletions() {
 		return
 	}
 	var mark, send []string
@@ -211,7 +221,7 @@ func (h *Hub) Committed(_ context.Context, changes []counters.Change) {
 		if local && h.watchedLocked(c.Name) {
 			mark = append(mark, c.Name)
 		}
-		if h.o.Transport != nil && anywhere.has(c.Name) {
+		if h.o.Transport != nil && (c.Deleted || anywhere.has(c.Name)) {
 			send = append(send, c.Name)
 		}
 	}
@@ -430,8 +440,9 @@ func (h *Hub) dispatchLocked(u Update) {
 }
 
 // publishLoop sends the marked names to the other processes, as many as
-// accumulated since the last send, at most once per publishEvery. A failed
-// send is dropped: their checks find the change.
+// accumulated since the last send, at most once per publishEvery. The
+// names of a failed send go with the next: the others' checks would find
+// a change, but not a deletion.
 func (h *Hub) publishLoop(ctx context.Context) {
 	var last time.Time
 	for {
@@ -455,6 +466,12 @@ func (h *Hub) publishLoop(ctx context.Context) {
 		cancel()
 		if err != nil {
 			h.m.publishErrors.Inc()
+			h.marks.Lock()
+			for _, n := range names {
+				h.toSend[n] = struct{}{}
+			}
+			h.marks.Unlock()
+			signal(h.signals.publish)
 		} else {
 			h.m.published.Add(float64(len(names)))
 		}

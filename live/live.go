@@ -25,7 +25,13 @@
 // every watched counter (and the counters under every watched prefix that
 // changed lately) at a bounded interval, and at once after the Transport
 // says it may have missed notices (a resubscription, a probe that did not
-// come back).
+// come back). A deletion is the exception: a counter that is gone is found
+// by no read unless its state was read before, which a prefix stream does
+// not do for a counter that did not change while it was open. So every
+// deletion is published, whether or not this process knows that another
+// one watches it, and a notice that Redis failed to take is sent again;
+// one lost after Redis took it (a subscriber that was reconnecting) stays
+// lost.
 package live
 
 import (

@@ -6,10 +6,12 @@ package live_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/countersvc/countersvc/counters"
 	"github.com/countersvc/countersvc/live"
 )
 
@@ -21,6 +23,10 @@ type bus struct {
 	listeners map[int]live.Listener
 	watches   map[int]live.Watch
 	published [][]string
+	// Redis failing a call, as under load past its deadline: shares that
+	// fail all, publishes that fail this many first.
+	failShares    bool
+	failPublishes int
 }
 
 type end struct {
@@ -30,6 +36,11 @@ type end struct {
 
 func (e end) Publish(_ context.Context, names []string) error {
 	e.b.mu.Lock()
+	if e.b.failPublishes > 0 {
+		e.b.failPublishes--
+		e.b.mu.Unlock()
+		return errors.New("redis: deadline exceeded")
+	}
 	e.b.published = append(e.b.published, names)
 	ls := e.b.all()
 	e.b.mu.Unlock()
@@ -52,6 +63,10 @@ func (e end) Subscribe(ctx context.Context, l live.Listener) {
 
 func (e end) Share(_ context.Context, w live.Watch, _ time.Duration) error {
 	e.b.mu.Lock()
+	if e.b.failShares {
+		e.b.mu.Unlock()
+		return errors.New("redis: deadline exceeded")
+	}
 	e.b.watches[e.id] = w
 	ls := e.b.all()
 	e.b.mu.Unlock()
@@ -164,5 +179,43 @@ func TestAChangeInOneProcessReachesAStreamInAnother(t *testing.T) {
 	})
 	if reader.Open() != 0 {
 		t.Fatalf("%d streams open, want 0", reader.Open())
+	}
+}
+
+// The deletion of a counter under a prefix that a stream of another
+// process watches reaches that stream although the writer does not know of
+// the watch (the reader's announcement failed, or has not arrived yet),
+// and although the writer's first notice fails: no check would ever find
+// it, since the stream never read the counter.
+func TestADeletionReachesAPrefixStreamInAnotherProcessWhateverTheWriterKnows(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		failShares    bool
+		failPublishes int
+	}{
+		{"the reader's announcement failed", true, 0},
+		{"and the writer's first two notices too", true, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hubs, _, b := processes(t, 2)
+			writer, reader := hubs[0], hubs[1]
+			waitFor(t, "both processes listen", func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.listeners) == 2 })
+			b.mu.Lock()
+			b.failShares, b.failPublishes = tt.failShares, tt.failPublishes
+			b.mu.Unlock()
+			s, err := reader.Prefix(context.Background(), live.Request{Prefix: "shop/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if writer.Wants("shop/a") {
+				t.Fatal("the writer knows of the watch: the test proves nothing")
+			}
+			// shop/a was never in tb: deleted before the stream read it.
+			writer.Committed(context.Background(), []counters.Change{{Name: "shop/a", Deleted: true}})
+			if got := take(t, s); len(got) != 1 || got[0].Name != "shop/a" || !got[0].Deleted {
+				t.Fatalf("the reader's stream got %+v, want the deletion of shop/a", got)
+			}
+		})
 	}
 }

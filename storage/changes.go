@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/countersvc/countersvc/counters"
@@ -140,10 +141,18 @@ func (s *changeSeam) recordOthers(ctx context.Context, ex Execer, changes []coun
 	return nil
 }
 
-// committed tells each observer of the changes it wants, which committed.
+// committed tells each observer of the changes it wants, which committed,
+// and a DeletionObserver of every deletion too.
 func (s *changeSeam) committed(ctx context.Context, changes []counters.Change) {
+	deletes := slices.ContainsFunc(changes, func(c counters.Change) bool { return c.Deleted })
 	for _, o := range s.observers {
-		if wanted := counters.Wanted(changes, o.Wants); len(wanted) > 0 {
+		wants := o.Wants
+		if d, ok := o.(counters.DeletionObserver); ok && deletes && d.WantsDeletions() {
+			wants = func(name string) bool {
+				return o.Wants(name) || slices.ContainsFunc(changes, func(c counters.Change) bool { return c.Deleted && c.Name == name })
+			}
+		}
+		if wanted := counters.Wanted(changes, wants); len(wanted) > 0 {
 			o.Committed(ctx, wanted)
 		}
 	}

@@ -306,6 +306,32 @@ func TestObserversAreToldOnlyOfWhatTheyWant(t *testing.T) {
 	}
 }
 
+// allDeletions is a DeletionObserver: it wants the seam's counters, and
+// every deletion.
+type allDeletions struct{ *seam }
+
+func (allDeletions) WantsDeletions() bool { return true }
+
+// A DeletionObserver is told of the deletion of a counter it does not
+// want, and of nothing else of that counter.
+func TestADeletionObserverIsToldOfEveryDeletion(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpenStore(t)
+	sm := &seam{}
+	s.Observe(allDeletions{sm})
+	ctx := context.Background()
+	set(t, s, "other/deleted", 3)
+	if _, err := s.Increment(ctx, "other/deleted", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "other/deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summarize(sm.observed), []change{{"other/deleted", 4, 4, true, 0}}; !slices.Equal(got, want) {
+		t.Errorf("observed %v, want %v", got, want)
+	}
+}
+
 func TestWantedKeepsOnlyTheWantedChanges(t *testing.T) {
 	t.Parallel()
 	cs := []counters.Change{{Name: "a"}, {Name: "b"}, {Name: "c"}}
