@@ -252,8 +252,12 @@ func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 		t.Errorf("no coalesced statements reported in /metrics")
 	}
 
-	for _, p := range procs {
-		p.waitExit(t, p.terminate(), 15*time.Second)
+	exits := make([]<-chan error, len(procs))
+	for i, p := range procs {
+		exits[i] = p.terminate() // both at once: each stops on its own
+	}
+	for i, p := range procs {
+		p.waitExit(t, exits[i], 15*time.Second)
 	}
 }
 
