@@ -50,9 +50,10 @@ func newKey(t *testing.T, p *process, body string) (id int64, secret string) {
 // A key revoked through one process is refused by another that has just
 // accepted it, within the contract's second.
 func TestRevokedKeyIsRefusedByEveryProcessWithinASecond(t *testing.T) {
+	dsn := storetest.MigratedDSN(t) // while the binary builds (TestMain)
 	bin := buildBinary(t)
-	dsn := storetest.MigratedDSN(t)
-	a, b := startProcess(t, bin, dsn), startProcess(t, bin, dsn)
+	procs := startProcesses(t, bin, dsn, nil, nil)
+	a, b := procs[0], procs[1]
 	id, secret := newKey(t, a, `{"name": "shop A", "scopes": ["write"], "prefixes": ["shopA/"]}`)
 	incr := func(p *process) int {
 		status, _ := send(t, "POST", p.url+"/v1/counters/shopA%2Fsales/increment", "", "Authorization: Bearer "+secret)

@@ -17,10 +17,11 @@ import (
 // back, and the final value within a second of the last answer. Then
 // SIGTERM ends B's stream within a second, and B exits cleanly.
 func TestLiveStreamOnAnotherProcessSeesIncrementsInOrderAndEndsOnSIGTERM(t *testing.T) {
-	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	redisURL := "COUNTERS_REDIS_URL=" + testenv.StartRedis(t).URL()
-	a, b := startProcess(t, bin, dsn, redisURL), startProcess(t, bin, dsn, redisURL, "COUNTERS_SHUTDOWN_DRAIN=2s")
+	bin := buildBinary(t)
+	procs := startProcesses(t, bin, dsn, []string{redisURL}, []string{redisURL, "COUNTERS_SHUTDOWN_DRAIN=2s"})
+	a, b := procs[0], procs[1]
 
 	req, _ := http.NewRequest("PUT", a.url+"/v1/counters/live%2Fprocs", strings.NewReader(`{"value": 0}`))
 	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 201 {

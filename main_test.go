@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -32,58 +33,114 @@ type process struct {
 }
 
 // built is the binary, built once for every test of the package: each
-// test built its own, eight links of the whole service.
+// test built its own, eight links of the whole service. TestMain starts
+// the build, so that it links while the first test sets up its database.
 var built struct {
 	once     sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the build has ended
 	dir, bin string
 	out      []byte
 	err      error
 }
 
-// buildBinary returns the service's binary, built on first use. No test
+// startBuild starts building the service's binary, once.
+func startBuild() {
+	built.once.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		built.cancel, built.done = cancel, make(chan struct{})
+		go func() {
+			defer close(built.done)
+			if built.dir, built.err = os.MkdirTemp("", "countersvc-bin-"); built.err != nil {
+				return
+			}
+			built.bin = filepath.Join(built.dir, "countersvc")
+			built.out, built.err = testenv.GoCommand(ctx, "build", "-o", built.bin, ".").CombinedOutput()
+		}()
+	})
+}
+
+// buildBinary returns the service's binary, once it is built. No test
 // changes it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the service's binary, which -short leaves out")
 	}
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "countersvc-bin-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "countersvc")
-		built.out, built.err = testenv.GoCommand(context.Background(), "build", "-o", built.bin, ".").CombinedOutput()
-	})
+	startBuild()
+	<-built.done
 	if built.err != nil {
 		t.Fatalf("go build: %v: %s", built.err, built.out)
 	}
 	return built.bin
 }
 
-// TestMain removes the binary the tests shared.
+// TestMain starts the build of the binary the tests share, and removes it
+// when they have run.
 //
 // The tests run in parallel, each on a database (and Redis) of its own,
 // except those that assert a bound under a second and so need the CPU
 // they would share: a live stream's final value, a revoked key's refusal,
 // a hook told to the other process through Redis within 250 or 300 ms.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if !testing.Short() && flag.Lookup("test.list").Value.String() == "" {
+		startBuild()
+	}
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
+	if built.done != nil {
+		built.cancel() // a build no test waited for (-run chose none)
+		<-built.done
+		if built.dir != "" {
+			os.RemoveAll(built.dir)
+		}
 	}
 	os.Exit(code)
 }
 
 func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 	t.Helper()
-	// A port testenv.FreePort found free may be taken before the service
-	// binds it (another test's outgoing connection draws its local port
-	// from the same range): the service then stops at once, saying so, and
-	// another port is tried.
+	return startProcesses(t, bin, dsn, env)[0]
+}
+
+// startProcesses starts one process of the service for each env, all at
+// once, and waits until every one is ready. A start is mostly the
+// process's own initialisation (about 0.7 CPU s of the race-built
+// binary) and the wait for its /readyz: the tests that start two
+// waited for one and then the other.
+//
+// A port testenv.FreePort found free may be taken before the service
+// binds it (another test's outgoing connection draws its local port
+// from the same range): the service then stops at once, saying so, and
+// another port is tried.
+func startProcesses(t *testing.T, bin, dsn string, envs ...[]string) []*process {
+	t.Helper()
+	procs := make([]*process, len(envs))
 	for try := 1; ; try++ {
-		p, ok := tryStartProcess(t, bin, dsn, env)
-		if ok {
-			return p
+		var pending []int
+		for i := range envs {
+			if procs[i] == nil {
+				procs[i] = launchProcess(t, bin, dsn, envs[i])
+				pending = append(pending, i)
+			}
+		}
+		errs := make([]error, len(envs))
+		var wg sync.WaitGroup
+		for _, i := range pending {
+			wg.Go(func() { errs[i] = procs[i].waitReady() })
+		}
+		wg.Wait()
+		taken := false
+		for i, err := range errs {
+			switch {
+			case errors.Is(err, errPortTaken):
+				procs[i], taken = nil, true
+			case err != nil:
+				t.Fatal(err)
+			}
+		}
+		if !taken {
+			return procs
 		}
 		if try == 3 {
 			t.Fatalf("three ports found free were taken before the service bound them")
@@ -91,9 +148,8 @@ func startProcess(t *testing.T, bin, dsn string, env ...string) *process {
 	}
 }
 
-// tryStartProcess starts the service on a free port and waits until it is
-// ready; false when the port was taken meanwhile.
-func tryStartProcess(t *testing.T, bin, dsn string, env []string) (*process, bool) {
+// launchProcess starts the service on a free port, without waiting for it.
+func launchProcess(t *testing.T, bin, dsn string, env []string) *process {
 	t.Helper()
 	port := testenv.FreePort(t)
 	out, err := os.CreateTemp(t.TempDir(), "log")
@@ -109,21 +165,30 @@ func tryStartProcess(t *testing.T, bin, dsn string, env []string) (*process, boo
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), out: out}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return &process{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), out: out}
+}
+
+var errPortTaken = errors.New("the port was taken before the service bound it")
+
+// waitReady waits up to 30 s until the process answers /readyz with 200;
+// errPortTaken (the process killed) when its port was taken meanwhile.
+func (p *process) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if r, err := http.Get(p.url + "/readyz"); err == nil && r.StatusCode == 200 {
+		if r, err := http.Get(p.url + "/readyz"); err == nil {
 			r.Body.Close()
-			return p, true
+			if r.StatusCode == 200 {
+				return nil
+			}
 		}
-		log, _ := os.ReadFile(out.Name())
+		log, _ := os.ReadFile(p.out.Name())
 		if bytes.Contains(log, []byte("address already in use")) {
-			cmd.Process.Kill()
-			return nil, false
+			p.cmd.Process.Kill()
+			return errPortTaken
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the service did not become ready: %s", log)
+			return fmt.Errorf("the service did not become ready: %s", log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -135,7 +200,7 @@ func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
-	procs := []*process{startProcess(t, bin, dsn), startProcess(t, bin, dsn)}
+	procs := startProcesses(t, bin, dsn, nil, nil)
 
 	const workers, each = 16, 300
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
@@ -187,8 +252,12 @@ func TestTwoProcessesOnOneDatabaseHandOutEachValueOnce(t *testing.T) {
 		t.Errorf("no coalesced statements reported in /metrics")
 	}
 
-	for _, p := range procs {
-		p.waitExit(t, p.terminate(), 15*time.Second)
+	exits := make([]<-chan error, len(procs))
+	for i, p := range procs {
+		exits[i] = p.terminate() // both at once: each stops on its own
+	}
+	for i, p := range procs {
+		p.waitExit(t, exits[i], 15*time.Second)
 	}
 }
 

@@ -111,10 +111,10 @@ func newHook(t *testing.T, p *process, body string) (int64, string) {
 // database and one Redis, allowed to call the receiver it returns.
 func twoProcessesWithRedis(t *testing.T) ([]*process, *hookReceiver) {
 	t.Helper()
-	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true", "COUNTERS_REDIS_URL=" + testenv.StartRedis(t).URL()}
-	return []*process{startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)}, newHookReceiver(t, nil)
+	bin := buildBinary(t)
+	return startProcesses(t, bin, dsn, env, env), newHookReceiver(t, nil)
 }
 
 // 2,500 increments racing through two processes over thresholds 1,000 and
@@ -188,7 +188,8 @@ func TestAnotherProcessDeliversAfterTheCommitterIsKilled(t *testing.T) {
 	bin := buildBinary(t)
 	dsn := storetest.MigratedDSN(t)
 	env := []string{"COUNTERS_WEBHOOK_ALLOW_PRIVATE=true"}
-	committer, other := startProcess(t, bin, dsn, env...), startProcess(t, bin, dsn, env...)
+	procs := startProcesses(t, bin, dsn, env, env)
+	committer, other := procs[0], procs[1]
 	// A call that comes before the kill hangs until its caller goes away:
 	// a committer that got as far as calling dies during the call. One
 	// killed before it called leaves the whole delivery to the other.

@@ -9,8 +9,9 @@ import (
 )
 
 // browserSlots bounds how many tests drive Chromium (the one browser of
-// the test binary, see theBrowser) at once. The browser tests run in
-// parallel with the rest (they mostly wait on the service and on timers),
+// the test binary, see theBrowser) at once. The browser tests run beside
+// the rest, in TestWithABrowser's lanes, one for each slot (they mostly
+// wait on the service and on timers),
 // but each page's renderer takes a core while it loads and draws: more
 // than two tests' pages at once on a small machine slowed every test
 // around them without finishing the browser tests any sooner.

@@ -45,8 +45,7 @@ func bars(tb testing.TB, dom, id string) []string {
 // their values and draws the first one's history and the prefix's summed
 // history, point for point what the API answers. A screenshot of it is
 // kept (its path is logged).
-func TestDashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
-	t.Parallel()
+func dashboardListsCountersAndDrawsTheirHistoryInABrowser(t *testing.T) {
 	e := apptest.New(t, patient)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	clock := testenv.NewClock(time.Now())
@@ -184,8 +183,7 @@ func apiRows(tb testing.TB, e *apptest.Env, path string) string {
 // row what the breakdown API answers for the same range; for a shop's
 // prefix, the same by a label of its own. A screenshot is kept (its path
 // is logged) for the guide.
-func TestDashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
-	t.Parallel()
+func dashboardReportsWhereHitsCameFromInABrowser(t *testing.T) {
 	e := apptest.New(t, patient, func(c *wire.Config) {
 		c.HTTP.TrustedProxies = []string{"127.0.0.1"}
 		c.Hits.GeoIPDB = geoiptest.File(t, geoiptest.LocationDB, map[string]string{

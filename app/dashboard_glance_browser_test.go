@@ -71,8 +71,7 @@ func dayCounts(t *testing.T, e *apptest.Env, clock *testenv.Clock, counts map[st
 // 30 before, as the history API sums them, and a sparkline of the 30
 // days; never the service's own _tickets/ names. A click on a row opens
 // today's view of that prefix, with the page-hit panels of a site.
-func TestDashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
-	t.Parallel()
+func dashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
 	e := apptest.New(t, patient)
 	clock := testenv.NewClock(time.Now())
 	e.Store.Now = clock.Now
@@ -134,8 +133,7 @@ func TestDashboardGlanceListsEverySiteAndOpensTodaysView(t *testing.T) {
 // With a token required and no key typed, the dashboard says once that
 // it needs one, and asks nothing else; with the key typed it shows the
 // first page.
-func TestDashboardAsksOnceForAKey(t *testing.T) {
-	t.Parallel()
+func dashboardAsksOnceForAKey(t *testing.T) {
 	e := apptest.New(t, patient, func(c *wire.Config) { c.Keys.AdminToken = "s3cret" })
 	e.Do(t, "POST", "/v1/counters/shop%2Fa/increment", "", bearerOf("s3cret"))
 	for _, path := range []string{"/dashboard", "/dashboard?prefix=shop/&period=7d"} {
@@ -164,8 +162,7 @@ func TestDashboardAsksOnceForAKey(t *testing.T) {
 // its top counters, and the labels its owner broke it down by before, not
 // the page-hit panels; and no country credit is shown for a site when no
 // country database is loaded (every country is unknown).
-func TestDashboardShowsWhatFitsThePrefix(t *testing.T) {
-	t.Parallel()
+func dashboardShowsWhatFitsThePrefix(t *testing.T) {
 	e := apptest.New(t, patient)
 	for _, sale := range []string{`{"by": 3, "labels": {"channel": "web", "region": "EU"}}`, `{"by": 1, "labels": {"channel": "store", "region": "US"}}`} {
 		e.Do(t, "POST", "/v1/counters/shop%2Fbook-1/increment", sale, "Content-Type: application/json")
@@ -214,8 +211,7 @@ func TestDashboardShowsWhatFitsThePrefix(t *testing.T) {
 // #counters:ignore=false. The dashboard's first page links to both for a
 // site named after its host, and its switch sets the flag for its own
 // origin.
-func TestOwnVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
-	t.Parallel()
+func ownVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
 	e := apptest.New(t, patient)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -279,8 +275,7 @@ func TestOwnVisitsAreNotCountedOnceTheBrowserOptsOut(t *testing.T) {
 // their range over the bar of their day, the text on hover; and "download
 // CSV" saves what the view shows, the same query as CSV, fetched with the
 // key typed into the page (the service needs a token here).
-func TestDashboardDrawsAnnotationsAndDownloadsCSV(t *testing.T) {
-	t.Parallel()
+func dashboardDrawsAnnotationsAndDownloadsCSV(t *testing.T) {
 	const token = "s3cret"
 	e := apptest.New(t, patient, func(c *wire.Config) { c.Keys.AdminToken = token })
 	clock := testenv.NewClock(time.Now())

@@ -17,8 +17,7 @@ import (
 // service that has never seen its counter, counts the view, shows 1, and
 // its badge shows the counter, not "hits | not found": the badge is asked
 // for only once the snippet's hit has created it.
-func TestTheExamplePagesFirstViewShowsTheCountAndABadgeOfIt(t *testing.T) {
-	t.Parallel()
+func theExamplePagesFirstViewShowsTheCountAndABadgeOfIt(t *testing.T) {
 	env := apptest.New(t)
 	target, _ := url.Parse(env.URL)
 

@@ -39,8 +39,7 @@ var shownValue = regexp.MustCompile(`<span id="views"[^>]*>([^<]*)</span>`)
 
 // The snippet, loaded by a real browser from a page on another origin,
 // counts a hit through CORS and writes the value into the page.
-func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
-	t.Parallel()
+func snippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 	env := apptest.New(t)
 	env.Do(t, "PUT", "/v1/counters/hits%2Fbrowser", `{"value": 1233}`)
 
@@ -86,8 +85,7 @@ func TestSnippetCountsAndShowsTheValueInABrowser(t *testing.T) {
 // from: ref is the page's document.referrer (here the page on another
 // host that linked to it), and the page URL's utm_source, utm_medium and
 // utm_campaign are passed on, its other query values are not.
-func TestSnippetSendsTheReferrerAndCampaignInABrowser(t *testing.T) {
-	t.Parallel()
+func snippetSendsTheReferrerAndCampaignInABrowser(t *testing.T) {
 	env := apptest.New(t)
 	// The service behind a recording proxy: the snippet sends its hit
 	// wherever its own script came from.

@@ -171,8 +171,7 @@ es.addEventListener("counter", (ev) => console.log(JSON.parse(ev.data).value));`
 // A browser's EventSource, on a page of another origin, reads the public
 // stream (CORS), reconnects by itself after a cut and resumes with the
 // stream's ids.
-func TestBrowserEventSourceReconnectsAndResumes(t *testing.T) {
-	t.Parallel()
+func browserEventSourceReconnectsAndResumes(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/hits%2Fresume", `{"value": 1}`)
 	proxy := newCutter(t, e.URL)
@@ -268,8 +267,7 @@ new MutationObserver(() => fetch("/shown?value=" + encodeURIComponent(document.g
 // list, so that Chromium runs in real time, not against a virtual clock
 // that may end the page before the event arrives. The frame is allowed
 // by the proxy alone.
-func TestDashboardUpdatesValuesLive(t *testing.T) {
-	t.Parallel()
+func dashboardUpdatesValuesLive(t *testing.T) {
 	e := apptest.New(t, liveOptions)
 	e.Do(t, "PUT", "/v1/counters/shop%2Fa", `{"value": 6}`)
 	target, err := url.Parse(e.URL)
