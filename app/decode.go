@@ -150,6 +150,9 @@ func (o jsonObject) boolField(key string) (bool, bool, error) {
 
 // queryInt parses an optional integer query parameter.
 func queryInt(c *fiber.Ctx, key string) (int64, bool, error) {
+	if len(c.Request().URI().QueryString()) == 0 {
+		return 0, false, nil // no query at all (most increments): nothing to parse
+	}
 	raw := c.Query(key)
 	if raw == "" {
 		return 0, c.Context().QueryArgs().Has(key), emptyQuery(c, key)
