@@ -52,7 +52,12 @@ import (
 // limit, into the request, where handlers find it as before.
 
 // headerOversized marks a request whose announced body was over the limit.
-// A client's own header of that name is removed first.
+// Such a request always has Connection: close (streamBodies sets it), so
+// readBody looks for the mark only on those, and streamBodies removes a
+// client's own header of that name only from a request that arrives with
+// Connection: close: on any other its header is never looked at, and the
+// keep-alive requests that make most of the traffic skip a search of
+// their headers twice (about 0.1 µs a request).
 const headerOversized = "X-Countersvc-Oversized-Body"
 
 // streamsBody reports whether the request (by its method and request URI)
@@ -68,7 +73,9 @@ func streamsBody(method, uri []byte) bool {
 func streamBodies(app *fiber.App, limit int, importTimeout time.Duration) {
 	srv := app.Server()
 	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		h.Del(headerOversized)
+		if h.ConnectionClose() {
+			h.Del(headerOversized)
+		}
 		if streamsBody(h.Method(), h.RequestURI()) {
 			h.SetConnectionClose()
 			return fasthttp.RequestConfig{ReadTimeout: importTimeout, MaxRequestBodySize: math.MaxInt}
@@ -101,7 +108,7 @@ const (
 // runs the route's handlers (handle).
 func readBody(c *fiber.Ctx, limit int, log *slog.Logger) error {
 	req := c.Request()
-	if len(req.Header.Peek(headerOversized)) > 0 {
+	if req.Header.ConnectionClose() && len(req.Header.Peek(headerOversized)) > 0 {
 		closeAfterAnswer(c)
 		return fiber.ErrRequestEntityTooLarge
 	}

@@ -49,10 +49,11 @@ type jsonObject map[string]json.RawMessage
 
 // parseObject parses body as one JSON object with only the allowed keys
 // ("" allows none: the zero ExtraField's key). An empty body is an empty
-// object.
+// object: a nil one, which reads as empty and costs no allocation (most
+// increments have no body). The object is only read, never written.
 func parseObject(body []byte, allowed ...string) (jsonObject, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return jsonObject{}, nil
+		return nil, nil
 	}
 	var obj jsonObject
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
@@ -149,6 +150,9 @@ func (o jsonObject) boolField(key string) (bool, bool, error) {
 
 // queryInt parses an optional integer query parameter.
 func queryInt(c *fiber.Ctx, key string) (int64, bool, error) {
+	if len(c.Request().URI().QueryString()) == 0 {
+		return 0, false, nil // no query at all (most increments): nothing to parse
+	}
 	raw := c.Query(key)
 	if raw == "" {
 		return 0, c.Context().QueryArgs().Has(key), emptyQuery(c, key)

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
 	"github.com/countersvc/countersvc/counters"
@@ -88,7 +88,7 @@ func handle(c *fiber.Ctx, log *slog.Logger) (err error) {
 // the middleware already has its id.
 func unrouted(log *slog.Logger, m *metrics, h fiber.ErrorHandler) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		if requestID(c) != "" {
+		if hasRequestID(c) {
 			return h(c, err)
 		}
 		start := time.Now()
@@ -118,10 +118,37 @@ func record(log *slog.Logger, m *metrics, c *fiber.Ctx, route string, start time
 // request buffer is reused), and "OTHER" for a method HTTP does not
 // define, so that clients cannot mint label values.
 func methodLabel(method string) string {
-	if i := slices.Index(fiber.DefaultMethods, method); i >= 0 {
-		return fiber.DefaultMethods[i]
+	if m, ok := knownMethod(method); ok {
+		return m
 	}
 	return "OTHER"
+}
+
+// knownMethod is Fiber's own constant for a method it knows (those of
+// fiber.DefaultMethods), and whether it knows it: a switch, which
+// compares the bytes without a copy or a loop over the list.
+func knownMethod(method string) (string, bool) {
+	switch method {
+	case fiber.MethodGet:
+		return fiber.MethodGet, true
+	case fiber.MethodHead:
+		return fiber.MethodHead, true
+	case fiber.MethodPost:
+		return fiber.MethodPost, true
+	case fiber.MethodPut:
+		return fiber.MethodPut, true
+	case fiber.MethodDelete:
+		return fiber.MethodDelete, true
+	case fiber.MethodConnect:
+		return fiber.MethodConnect, true
+	case fiber.MethodOptions:
+		return fiber.MethodOptions, true
+	case fiber.MethodTrace:
+		return fiber.MethodTrace, true
+	case fiber.MethodPatch:
+		return fiber.MethodPatch, true
+	}
+	return "", false
 }
 
 // rejectMalformedRequestLines answers, in the contract's JSON error shape
@@ -137,7 +164,7 @@ func rejectMalformedRequestLines(app *fiber.App) {
 	srv := app.Server()
 	next := srv.Handler
 	srv.Handler = func(rc *fasthttp.RequestCtx) {
-		known := slices.Contains(fiber.DefaultMethods, string(rc.Method()))
+		_, known := knownMethod(utils.UnsafeString(rc.Method()))
 		target := validTarget(rc.Request.Header.RequestURI())
 		if known && target {
 			next(rc)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,6 +142,24 @@ func TestDrainingAnswersCloseTheConnection(t *testing.T) {
 			if res.Close != draining {
 				t.Fatalf("draining %v, GET %s (%d): Connection: close is %v", draining, path, res.StatusCode, res.Close)
 			}
+		}
+	}
+}
+
+// knownMethod knows exactly Fiber's methods, each answered as a constant
+// rather than the request's own (reused) bytes, and nothing else (a method
+// in another case included).
+func TestKnownMethodIsFibersList(t *testing.T) {
+	for _, m := range fiber.DefaultMethods {
+		sent := strings.Clone(m)
+		got, ok := knownMethod(sent)
+		if !ok || got != m || unsafe.StringData(got) == unsafe.StringData(sent) {
+			t.Errorf("knownMethod(%q) = %q, %v; want a constant of it", m, got, ok)
+		}
+	}
+	for _, m := range []string{"", "get", "FOO", "PROPFIND", "GETX"} {
+		if got, ok := knownMethod(m); ok {
+			t.Errorf("knownMethod(%q) = %q, true; want unknown", m, got)
 		}
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 )
 
-// requestIDKey holds the request's id in fiber.Ctx.Locals.
-const requestIDKey = "requestid"
+// headerRequestID is X-Request-ID as fasthttp writes it (its canonical
+// form), so that setting it needs no normalizing copy of the name.
+var headerRequestID = []byte("X-Request-Id")
 
 // maxRequestIDLen bounds a client-sent X-Request-ID: long enough for a UUID,
 // a trace id or our own ids, short enough to keep logs and labels tidy.
@@ -23,15 +25,18 @@ const maxRequestIDLen = 64
 // spaces or kilobytes there would let a client forge or bloat them. Fresh
 // ids are random (128 bits), not a counter: they must not tell one client
 // how many requests others made, nor be guessable.
+//
+// The answer's header is where the id lives for the rest of the request
+// (requestID reads it back): no string, no fiber.Ctx.Locals entry, which
+// every later Locals and UserContext call would scan past.
 func assignRequestID(c *fiber.Ctx) {
-	id := c.Get(fiber.HeaderXRequestID)
-	if validRequestID(id) {
-		id = strings.Clone(id)
-	} else {
-		id = newRequestID()
+	h := &c.Response().Header
+	if id := c.Request().Header.Peek(fiber.HeaderXRequestID); validRequestID(utils.UnsafeString(id)) {
+		h.SetCanonical(headerRequestID, id) // a copy
+		return
 	}
-	c.Set(fiber.HeaderXRequestID, id)
-	c.Locals(requestIDKey, id)
+	var b [requestIDLen]byte
+	h.SetCanonical(headerRequestID, appendRequestID(b[:0]))
 }
 
 // validRequestID: 1 to 64 of A-Z a-z 0-9 and - _ . : + / =, which covers
@@ -64,16 +69,28 @@ var requestIDSources = sync.Pool{New: func() any {
 // requestIDEncoding spells 128 bits in 26 characters, as crypto/rand.Text.
 var requestIDEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-// newRequestID is a fresh random id: 128 bits in base32.
-func newRequestID() string {
+// requestIDLen is the length of a fresh id: 128 bits in base32.
+const requestIDLen = 26
+
+// appendRequestID appends a fresh random id to dst: 128 bits in base32.
+func appendRequestID(dst []byte) []byte {
 	src := requestIDSources.Get().(*rand.ChaCha8)
 	var b [16]byte
 	src.Read(b[:])
 	requestIDSources.Put(src)
-	return requestIDEncoding.EncodeToString(b[:])
+	return requestIDEncoding.AppendEncode(dst, b[:])
 }
 
+// newRequestID is a fresh random id as a string.
+func newRequestID() string { return string(appendRequestID(nil)) }
+
+// requestID is the request's id (assignRequestID), or "" before it has
+// one.
 func requestID(c *fiber.Ctx) string {
-	id, _ := c.Locals(requestIDKey).(string)
-	return id
+	return string(c.Response().Header.PeekBytes(headerRequestID))
+}
+
+// hasRequestID reports whether the request has its id already.
+func hasRequestID(c *fiber.Ctx) bool {
+	return len(c.Response().Header.PeekBytes(headerRequestID)) > 0
 }
