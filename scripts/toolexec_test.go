@@ -29,6 +29,8 @@ func TestEarlyCompileLeavesTheRunOnlyTheLink(t *testing.T) {
 		"go.mod":    "module example.com/early\n\ngo 1.21\n",
 		"early.go":  "package early\n\n// Dir is where this test's module was made.\nconst Dir = `" + dir + "`\n",
 		"e_test.go": "package early\n\nimport \"testing\"\n\nfunc TestRan(t *testing.T) { t.Log(\"ran in\", Dir) }\n",
+		// cgo, where it is on (-race needs it), runs through the wrapper too.
+		"c.go":      "//go:build cgo\n\npackage early\n\n// static int seven(void) { return 7; }\nimport \"C\"\n\nfunc seven() int { return int(C.seven()) }\n",
 		"x_test.go": "package early_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/early\"\n)\n\nfunc TestOutside(t *testing.T) { _ = early.Dir }\n",
 	}
 	for name, text := range files {
