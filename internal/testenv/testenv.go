@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -55,11 +56,12 @@ func serverDSN() (string, error) {
 	return sharedDSN, sharedErr
 }
 
-// awaitServer waits until the server of dsn answers, for at most
-// timeout: scripts/test starts its MariaDB (a bootstrap of seconds, over
-// twenty on a loaded machine) while go test links the first test
-// binaries, so the first tests may come before it, or before its user
-// is made ("Access denied").
+// awaitServer waits until the server of dsn answers and its user may
+// create databases (as NewDatabase does), for at most timeout:
+// scripts/test starts its MariaDB (a bootstrap of seconds, over twenty
+// on a loaded machine) while go test links the first test binaries, so
+// the first tests may come before it, before its user is made ("Access
+// denied"), or between the user's creation and its grant.
 func awaitServer(dsn string, timeout time.Duration) error {
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
@@ -69,8 +71,14 @@ func awaitServer(dsn string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = db.PingContext(ctx)
+		var grants int
+		err = db.QueryRowContext(ctx, `SELECT
+			(SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'CREATE') +
+			(SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'CREATE')`).Scan(&grants)
 		cancel()
+		if err == nil && grants == 0 {
+			err = errors.New("its user may not create databases (yet)")
+		}
 		if err == nil {
 			return nil
 		}
