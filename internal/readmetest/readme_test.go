@@ -179,7 +179,7 @@ func runExamples(t *testing.T, env *apptest.Env, examples []readmetest.Example) 
 	text := strings.NewReplacer(documentedBase, env.URL, documentedReceiver, receiver).Replace(strings.Join(script, "\n"))
 	cmd := exec.Command("bash", "-c", text)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL}
+	cmd.Env = []string{"PATH=" + path, "HOME=" + dir, "COUNTERS_API_TOKEN=", "COUNTERS_URL=" + env.URL, "GORACE=" + commandsGORACE()}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("the session ended with %v: %s", err, out) // each request's status below says what failed
 	}
@@ -267,13 +267,43 @@ func buildOnce(pkg string) error {
 	}
 	commands.mu.Unlock()
 	b.once.Do(func() {
-		cmd := exec.Command("go", "build", "-o", commands.dir, pkg)
+		cmd := exec.Command("go", append(append([]string{"build"}, commandFlags()...), "-o", commands.dir, pkg)...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
 		}
 	})
 	return b.err
+}
+
+// commandFlags are the build flags of the commands the examples run,
+// decided once a test binary. Built plain, they run faster: the guides'
+// 83 countersctl lines took 16 CPU s more race-built. But where the
+// standard library is not compiled for plain builds (an empty build
+// cache: a fresh machine, CI's new user), a plain build compiled it and
+// the client anew, 89 CPU s, which made this package 84 s instead of
+// 20: then they are built with this binary's own flags (-race, say),
+// whose packages go test has compiled into the build cache already.
+var commandFlags = sync.OnceValue(func() []string {
+	cmd := exec.Command("go", "list", "-f", "{{.Stale}}", "net/http")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) == "false" {
+		return nil
+	}
+	return testenv.BuildFlags()
+})
+
+// commandsGORACE is the race detector's setting for the commands the
+// examples run, when commandFlags builds them with -race: the test's own
+// GORACE, else a 50 ms wait at exit where a race-built program waits a
+// second (atexit_sleep_ms, for the reports of goroutines still running;
+// races are reported as they happen), which each of the guides' 83
+// countersctl lines would pay; scripts/test sets the same.
+func commandsGORACE() string {
+	if v := os.Getenv("GORACE"); v != "" {
+		return v
+	}
+	return "atexit_sleep_ms=50"
 }
 
 func firstLines(s string, n int) string {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,7 @@ func serverDSN() (string, error) {
 		defer patientDial()
 		if dsn := os.Getenv(EnvMySQLDSN); dsn != "" {
 			sharedDSN = dsn
+			sharedErr = awaitServer(dsn, 2*time.Minute)
 			return
 		}
 		dir, err := os.MkdirTemp("", "countersvc-testdb-")
@@ -52,6 +54,39 @@ func serverDSN() (string, error) {
 		sharedDSN = m.ServerDSN()
 	})
 	return sharedDSN, sharedErr
+}
+
+// awaitServer waits until the server of dsn answers and its user may
+// create databases (as NewDatabase does), for at most timeout:
+// scripts/test starts its MariaDB (a bootstrap of seconds, over twenty
+// on a loaded machine) while go test links the first test binaries, so
+// the first tests may come before it, before its user is made ("Access
+// denied"), or between the user's creation and its grant.
+func awaitServer(dsn string, timeout time.Duration) error {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return fmt.Errorf("parsing %s: %v", EnvMySQLDSN, err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var grants int
+		err = db.QueryRowContext(ctx, `SELECT
+			(SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'CREATE') +
+			(SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'CREATE')`).Scan(&grants)
+		cancel()
+		if err == nil && grants == 0 {
+			err = errors.New("its user may not create databases (yet)")
+		}
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the MariaDB of %s did not answer within %v: %v", EnvMySQLDSN, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // patientDial gives the shared server's DSN 10 s to open a connection
