@@ -112,7 +112,9 @@ func TestCloseUnderConnectsAnswersOrRefusesEach(t *testing.T) {
 			for {
 				wasRefused, err := ask(addr)
 				switch {
-				case wasRefused && errors.Is(err, syscall.ECONNREFUSED):
+				// A connect that fails, refused or reset before it
+				// returned (seen once in CI, under load), sent nothing.
+				case wasRefused && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)):
 					refused.Add(1)
 					return // the listener is closed
 				case err != nil:
