@@ -236,13 +236,14 @@ stop_pidfiles() {
   done
 }
 
-# start_mariadb DIR PORT: a private MariaDB with its data in DIR, listening on
-# 127.0.0.1:PORT, with a user counters/counters that may create databases.
+# start_mariadb DIR PORT [OPTION...]: a private MariaDB with its data in DIR,
+# listening on 127.0.0.1:PORT, with a user counters/counters that may create
+# databases; OPTIONs go to mariadbd.
 # Reuses an instance that is already running from DIR. Its administrator is
 # the OS user who created it, by socket authentication (no password to
 # keep), so it works for root and for anyone else alike.
 start_mariadb() {
-  local dir="$1" port="$2" bin me user=()
+  local dir="$1" port="$2" bin me user=() opts=("${@:3}")
   bin="$(mariadbd_bin)"
   me="$(id -un)"
   mkdir -p "$dir"
@@ -271,7 +272,7 @@ start_mariadb() {
   setsid -f "$bin" --no-defaults "${user[@]}" --datadir="$dir/data" --socket="$dir/mariadb.sock" \
     --pid-file="$dir/mariadb.pid" --port="$port" --bind-address=127.0.0.1 \
     --skip-name-resolve --max-connections=500 --innodb-buffer-pool-size=256M \
-    --log-error="$dir/mariadb.err" </dev/null >/dev/null 2>&1
+    --log-error="$dir/mariadb.err" "${opts[@]}" </dev/null >/dev/null 2>&1
   local i admin=(mariadb --no-defaults --socket="$dir/mariadb.sock" -u"$me")
   for i in $(seq 1 240); do
     "${admin[@]}" -e 'SELECT 1' >/dev/null 2>&1 && break
