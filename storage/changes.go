@@ -147,7 +147,7 @@ func (s *changeSeam) committed(ctx context.Context, changes []counters.Change) {
 	deletes := slices.ContainsFunc(changes, func(c counters.Change) bool { return c.Deleted })
 	for _, o := range s.observers {
 		wants := o.Wants
-		if d, ok := o.(counters.DeletionObserver); ok && deletes && d.WantsDeletions() {
+		if deletes && wantsDeletions(o) { // deletions are rare: most rounds skip the type check
 			wants = func(name string) bool {
 				return o.Wants(name) || slices.ContainsFunc(changes, func(c counters.Change) bool { return c.Deleted && c.Name == name })
 			}
@@ -156,6 +156,13 @@ func (s *changeSeam) committed(ctx context.Context, changes []counters.Change) {
 			o.Committed(ctx, wanted)
 		}
 	}
+}
+
+// wantsDeletions says whether o is a DeletionObserver that asks to be
+// told of every deletion.
+func wantsDeletions(o counters.Observer) bool {
+	d, ok := o.(counters.DeletionObserver)
+	return ok && d.WantsDeletions()
 }
 
 // committedAtOnce tells the observers of an import that committed at once:
