@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/internal/foundation/deadline"
 	"github.com/countersvc/countersvc/keys"
 )
 
@@ -45,10 +46,21 @@ type counterHandlers struct {
 
 // dbBudget bounds a request's MySQL and Redis work: Fiber's own context is
 // never cancelled, so without a deadline a hung database would hang clients.
-type dbBudget struct{ timeout time.Duration }
+type dbBudget struct {
+	timeout time.Duration
+	shared  *deadline.Shared // the requests' deadlines of timeout
+}
 
+func newDBBudget(timeout time.Duration) dbBudget {
+	return dbBudget{timeout: timeout, shared: deadline.NewShared(timeout)}
+}
+
+// dbContext is the request's context, ending timeout from now (and at
+// most deadline.MaxStep more): the requests of each step share one end,
+// and one runtime timer (deadline.Shared), instead of one each. Its
+// cancel may do nothing: what a handler starts under it, it ends itself.
 func (b dbBudget) dbContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), b.timeout)
+	return b.shared.Context(c.UserContext())
 }
 
 // incrementBy reads the step from the body ({"by": n}) or the query

@@ -133,7 +133,7 @@ func New(o Options) *App {
 	app.Get("/metrics", ops.metrics())
 	routeDashboard(app)
 
-	budget := dbBudget{o.DBTimeout}
+	budget := newDBBudget(o.DBTimeout)
 	r := router{v1: app.Group("/v1"), auth: authenticate(o.Keys, trustedProxies(o.TrustedProxies)), keys: o.Keys,
 		dbBudget: budget, proxies: trustedProxies(o.TrustedProxies), drain: o.Drain, writeWait: o.WriteTimeout,
 		annotate: annotatorOf(o.Capabilities)}
