@@ -62,21 +62,14 @@ func (t trustedProxies) clientAddr(c *fiber.Ctx) netip.Addr {
 // trusted. A reverse proxy on this machine that COUNTERS_TRUSTED_PROXIES
 // does not name would otherwise make every client of it look local, and
 // open the private API of a service without an API token to the world.
-func (t trustedProxies) local(c *fiber.Ctx) bool {
-	if !t.clientAddr(c).IsLoopback() {
-		return false
-	}
+// forwarded says whether the request has a forwarding header
+// (authHeaders).
+func (t trustedProxies) local(c *fiber.Ctx, forwarded bool) bool {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 	if t.contains(peer) {
-		return true // its forwarding headers were believed by clientAddr
+		return t.clientAddr(c).IsLoopback() // its forwarding headers are believed
 	}
-	h := &c.Request().Header
-	for _, name := range []string{fiber.HeaderXForwardedFor, fiber.HeaderForwarded, "X-Real-Ip"} {
-		if len(h.Peek(name)) > 0 {
-			return false
-		}
-	}
-	return true
+	return !forwarded && peer.Unmap().IsLoopback()
 }
 
 // parseHop reads one X-Forwarded-For entry; some proxies add a port.

@@ -315,6 +315,7 @@ func TestWithoutTokenOnlyLocalClientsAreServed(t *testing.T) {
 		{"another address", far, nil, 401},
 		{"loopback through an untrusted proxy", env, []string{"X-Forwarded-For: 203.0.113.9"}, 401},
 		{"loopback with a Forwarded header", env, []string{"Forwarded: for=203.0.113.9"}, 401},
+		{"loopback with an X-Real-IP header", env, []string{"X-Real-IP: 203.0.113.9"}, 401},
 	}, func(t *testing.T, r apptest.Response) {
 		if r.Status == 401 && (r.ErrorCode() != "unauthenticated" || !strings.Contains(string(r.Body), "COUNTERS_API_TOKEN")) {
 			t.Fatalf("the refusal must name COUNTERS_API_TOKEN: %s", r.Body)

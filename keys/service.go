@@ -101,7 +101,9 @@ type Credentials struct {
 	// Bearer came instead: it authenticates nobody.
 	OtherScheme bool
 	// Local says the client is on this machine (a loopback address, not
-	// behind a proxy), as far as the HTTP layer can tell.
+	// behind a proxy), as far as the HTTP layer can tell. It is read only
+	// when no credentials came (no Bearer, no OtherScheme), and need not be
+	// found out otherwise.
 	Local bool
 }
 
