@@ -69,7 +69,7 @@ func Breakdowns(svc breakdownReader) Capability {
 		noStore := publicHeaders("no-store")
 		r.publicGet("/hits/breakdown", publicRoute, noStore, h.publicPrefix)
 		r.publicGet("/hits/:name/breakdown", publicRoute, noStore, h.publicCounter)
-		r.private("GET", "/counters/:name/breakdown", nameAccess(keys.Read), h.counter)
+		r.privateName("GET", "/counters/:name/breakdown", keys.Read, h.counter)
 		r.private("GET", "/breakdown", prefixAccess(keys.Read), h.prefix)
 	})
 }
@@ -107,9 +107,9 @@ func breakdownRequest(c *fiber.Ctx) breakdowns.Request {
 	return breakdowns.Request{By: q("by"), Zone: q("tz"), From: q("from"), To: q("to"), Limit: q("limit")}
 }
 
-func (h *breakdownHandlers) counter(c *fiber.Ctx) error {
+func (h *breakdownHandlers) counter(c *fiber.Ctx, name string) error {
 	r := breakdownRequest(c)
-	r.Name = checkedName(c)
+	r.Name = name
 	return h.answer(c, r, nil)
 }
 

@@ -93,8 +93,7 @@ func incrementBy(c *fiber.Ctx, field ExtraField) (int64, counters.Extra, error) 
 	return 1, extra, nil
 }
 
-func (h *counterHandlers) increment(c *fiber.Ctx) error {
-	name := checkedName(c)
+func (h *counterHandlers) increment(c *fiber.Ctx, name string) error {
 	by, extra, err := incrementBy(c, h.extra)
 	if err != nil {
 		return err
@@ -111,8 +110,7 @@ func (h *counterHandlers) increment(c *fiber.Ctx) error {
 	return sendValue(c, name, v)
 }
 
-func (h *counterHandlers) get(c *fiber.Ctx) error {
-	name := checkedName(c)
+func (h *counterHandlers) get(c *fiber.Ctx, name string) error {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
 	ctr, err := h.svc.Get(ctx, name)
@@ -160,8 +158,8 @@ func setRequest(c *fiber.Ctx, name string) (counters.SetRequest, error) {
 	return req, nil
 }
 
-func (h *counterHandlers) set(c *fiber.Ctx) error {
-	req, err := setRequest(c, checkedName(c))
+func (h *counterHandlers) set(c *fiber.Ctx, name string) error {
+	req, err := setRequest(c, name)
 	if err != nil {
 		return err
 	}
@@ -185,10 +183,10 @@ func sendCounter(c *fiber.Ctx, ctr *counters.Counter, created bool) error {
 	return c.JSON(toJSON(ctr))
 }
 
-func (h *counterHandlers) delete(c *fiber.Ctx) error {
+func (h *counterHandlers) delete(c *fiber.Ctx, name string) error {
 	ctx, cancel := h.dbContext(c)
 	defer cancel()
-	if err := h.svc.Delete(ctx, checkedName(c)); err != nil {
+	if err := h.svc.Delete(ctx, name); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

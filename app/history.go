@@ -20,7 +20,7 @@ import (
 func History(svc historyReader) Capability {
 	return capabilityFunc(func(r router) {
 		h := &historyHandlers{dbBudget: r.dbBudget, svc: svc, public: r.public, annotate: r.annotate}
-		r.private("GET", "/counters/:name/history", nameAccess(keys.Read), h.counter)
+		r.privateName("GET", "/counters/:name/history", keys.Read, h.counter)
 		r.private("GET", "/history", prefixAccess(keys.Read), h.prefix)
 		r.publicGet("/hits/:name/history", publicRoute, publicHeaders("no-store"), h.publicCounter)
 	})
@@ -73,9 +73,9 @@ func historyRequest(c *fiber.Ctx) history.Request {
 	return history.Request{Step: q("step"), Zone: q("tz"), From: q("from"), To: q("to")}
 }
 
-func (h *historyHandlers) counter(c *fiber.Ctx) error {
+func (h *historyHandlers) counter(c *fiber.Ctx, name string) error {
 	r := historyRequest(c)
-	r.Name = checkedName(c)
+	r.Name = name
 	return h.answer(c, r, nil)
 }
 

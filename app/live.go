@@ -60,7 +60,7 @@ func Live(hub liveOpener, heartbeat time.Duration) Capability {
 		h := &liveHandlers{dbBudget: r.dbBudget, hub: hub, keys: r.keys, public: r.public, proxies: r.proxies, drain: r.drain,
 			heartbeat: heartbeat, writeWait: r.writeWait}
 		r.publicGet("/hits/:name/events", publicRoute, publicHeaders("no-store"), h.hit)
-		r.private("GET", "/counters/:name/events", nameAccess(keys.Read), h.counter)
+		r.privateName("GET", "/counters/:name/events", keys.Read, h.counter)
 		r.private("GET", "/events", streamPrefixAccess(), h.prefix)
 	})
 }
@@ -80,8 +80,8 @@ func streamPrefixAccess() access {
 
 // counter is a counter's stream; a counter that does not exist is 404
 // (only the public page-hit streams stream a missing one).
-func (h *liveHandlers) counter(c *fiber.Ctx) error {
-	return h.open(c, h.hub.Counter, live.Request{Name: checkedName(c)})
+func (h *liveHandlers) counter(c *fiber.Ctx, name string) error {
+	return h.open(c, h.hub.Counter, live.Request{Name: name})
 }
 
 func (h *liveHandlers) prefix(c *fiber.Ctx) error {
