@@ -163,3 +163,41 @@ func TestKnownMethodIsFibersList(t *testing.T) {
 		}
 	}
 }
+
+// A request is counted under the path of the route it matched, one that
+// matched none under "unmatched", each as often as it came: the series
+// are found by the route itself (metrics.of), and every route of one
+// path shares its label.
+func TestRequestsAreCountedUnderTheirRoutesPathOrUnmatched(t *testing.T) {
+	a, _, reg := middlewareApp(t, nil, func(a *App) {
+		a.Get("/things/:id", func(c *fiber.Ctx) error { return c.SendString("thing") })
+	})
+	for _, r := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/things/1", 200},
+		{"GET", "/things/2", 200},
+		{"HEAD", "/things/3", 200},
+		{"GET", "/no/such/thing", 404},
+		{"GET", "/no/such/thing/either", 404},
+	} {
+		res, err := a.Test(httptest.NewRequest(r.method, r.path, nil), -1)
+		if err != nil || res.StatusCode != r.status {
+			t.Fatalf("%s %s: %v %v, want %d", r.method, r.path, res, err, r.status)
+		}
+	}
+	for _, want := range []struct {
+		method, route string
+		status        int
+		count         float64
+	}{
+		{"GET", "/things/:id", 200, 2},
+		{"HEAD", "/things/:id", 200, 1},
+		{"GET", unmatched, 404, 2},
+	} {
+		if got := testutil.ToFloat64(mustSeries(t, reg, want.method, want.route, want.status)); got != want.count {
+			t.Errorf("%s %s %d counted %v times, want %v", want.method, want.route, want.status, got, want.count)
+		}
+	}
+}
