@@ -1,32 +1,24 @@
 package app
 
 import (
-	"maps"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	// series holds each (route, method, status)'s two series once looked
+	// series holds each (method, route, status)'s two series once looked
 	// up: the vectors hash and check their label values on every lookup,
-	// twice a request, for the few dozen combinations there are. It is a
-	// map that a new combination replaces with a copy (under mu), so that
-	// a request reads it without a lock; keyed by the route itself, not
-	// its path, so that a lookup hashes no long string.
-	series atomic.Pointer[map[seriesKey]*requestSeries]
-	mu     sync.Mutex
+	// twice a request, for the few dozen combinations there are.
+	series sync.Map // seriesKey -> *requestSeries
 }
 
 type seriesKey struct {
-	route  *fiber.Route // the matched route; nil: none matched (unmatched)
-	method string       // methodLabel's constant
-	status int
+	method, route string
+	status        int
 }
 
 type requestSeries struct {
@@ -34,33 +26,18 @@ type requestSeries struct {
 	latency  prometheus.Observer
 }
 
-// of returns the series of a request's method, route and status. method
-// must be a string the metrics may keep (methodLabel's, not Fiber's
-// reused memory); the route's label is its path, or unmatched for nil.
-func (m *metrics) of(method string, route *fiber.Route, status int) *requestSeries {
-	k := seriesKey{route, method, status}
-	if s, ok := (*m.series.Load())[k]; ok {
-		return s
+// of returns the series of a request's method, route and status, which
+// must be strings the metrics may keep (not Fiber's reused memory).
+func (m *metrics) of(method, route string, status int) *requestSeries {
+	k := seriesKey{method, route, status}
+	if s, ok := m.series.Load(k); ok {
+		return s.(*requestSeries)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.series.Load()
-	if s, ok := old[k]; ok {
-		return s
-	}
-	path := unmatched
-	if route != nil {
-		path = route.Path
-	}
-	s := &requestSeries{
-		requests: m.requests.WithLabelValues(method, path, strconv.Itoa(status)),
-		latency:  m.latency.WithLabelValues(method, path),
-	}
-	series := make(map[seriesKey]*requestSeries, len(old)+1)
-	maps.Copy(series, old)
-	series[k] = s
-	m.series.Store(&series)
-	return s
+	s, _ := m.series.LoadOrStore(k, &requestSeries{
+		requests: m.requests.WithLabelValues(method, route, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(method, route),
+	})
+	return s.(*requestSeries)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -77,7 +54,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"method", "route"}),
 	}
-	m.series.Store(&map[seriesKey]*requestSeries{})
 	reg.MustRegister(m.requests, m.latency)
 	return m
 }

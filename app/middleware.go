@@ -39,9 +39,9 @@ func middleware(log *slog.Logger, m *metrics, limit int, d *Drain) fiber.Handler
 			}
 		}
 		// Only the middleware at "/" ran: no route matched (404, 405).
-		route := c.Route()
-		if route.Path == "/" {
-			route = nil
+		route := c.Route().Path
+		if route == "/" {
+			route = unmatched
 		}
 		record(log, m, c, route, start)
 		if d.Draining() {
@@ -94,14 +94,13 @@ func unrouted(log *slog.Logger, m *metrics, h fiber.ErrorHandler) fiber.ErrorHan
 		start := time.Now()
 		assignRequestID(c)
 		herr := h(c, err)
-		record(log, m, c, nil, start)
+		record(log, m, c, unmatched, start)
 		return herr
 	}
 }
 
-// record counts a finished request of route (nil: none matched) and logs
-// it at debug level.
-func record(log *slog.Logger, m *metrics, c *fiber.Ctx, route *fiber.Route, start time.Time) {
+// record counts a finished request and logs it at debug level.
+func record(log *slog.Logger, m *metrics, c *fiber.Ctx, route string, start time.Time) {
 	status := c.Response().StatusCode()
 	elapsed := time.Since(start)
 	method := methodLabel(c.Method())
