@@ -79,6 +79,9 @@ type pipeline struct {
 	// senders, when set, is how many pipelines may travel at once, fixed
 	// rather than found by the queue's climber (see the constants).
 	senders int
+	// arrivals, when set, are told of each pipeline with page hits whose
+	// increments its answer may start (the limits').
+	arrivals *arrivals
 
 	q *batch.Queue[*queued, struct{}]
 }
@@ -213,6 +216,10 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 			deadline = c.Req.deadline
 		}
 	}
+	var f *flight
+	if p.arrivals != nil {
+		f = p.arrivals.depart(reqs)
+	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
 		return p.exec(ctx, reqs)
@@ -240,6 +247,7 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 		}
 	}
 	hits.Start(chains)
+	p.arrivals.land(f)
 }
 
 // exec sends batch as one pipeline and leaves each request's answer in its
