@@ -216,9 +216,9 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 			deadline = c.Req.deadline
 		}
 	}
-	var f *flight
 	if p.arrivals != nil {
-		f = p.arrivals.depart(reqs)
+		// Landed once its hits are answered or handed on (hits.Start).
+		defer p.arrivals.land(p.arrivals.depart(reqs))
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	err := p.calls.do(ctx, p.op, func(ctx context.Context) error {
@@ -247,7 +247,6 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 		}
 	}
 	hits.Start(chains)
-	p.arrivals.land(f)
 }
 
 // exec sends batch as one pipeline and leaves each request's answer in its
