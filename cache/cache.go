@@ -96,6 +96,9 @@ type Store struct {
 	// sees it move waits out the lease (Backend, in lease.go).
 	unconfirmed atomic.Uint64
 	m           *metrics
+	// arrivals are the page hits on their way from the limits to the
+	// coalescer (see Starter).
+	arrivals *arrivals
 }
 
 // New returns the cache over next, and registers with next.Observe the
@@ -107,7 +110,7 @@ type Store struct {
 // (seconds) instead of the deadline do gives it.
 func New(next counters.Backend, rdb redis.UniversalClient, o Options) *Store {
 	o.defaults()
-	s := &Store{next: next, o: o, tokens: newTokens()}
+	s := &Store{next: next, o: o, tokens: newTokens(), arrivals: &arrivals{}}
 	s.m = newMetrics(o.Registerer, s)
 	s.redisCalls = newRedisCalls(rdb, o, s.m.errors)
 	s.reads = newPipeline(pipeline{calls: s.redisCalls, op: "read"})

@@ -9,8 +9,14 @@ import (
 // failed drops its counter's entry, and one whose invalidation Redis did
 // not confirm waits the lease out, on the hit's own goroutine, before the
 // hit is answered. The page hits' limits start their admitted hits'
-// increments through it (see hits.Starter).
-func (s *Store) Starter(next hits.Starter) hits.Starter { return leased{next, s} }
+// increments through it (see hits.Starter), and tell next of those on
+// their way when it awaits them (hits.Awaiter).
+func (s *Store) Starter(next hits.Starter) hits.Starter {
+	if a, ok := next.(hits.Awaiter); ok {
+		a.Await(s.arrivals)
+	}
+	return leased{next, s}
+}
 
 type leased struct {
 	next hits.Starter

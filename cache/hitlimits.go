@@ -42,7 +42,7 @@ func NewHitLimits(c *Store, o HitLimits) hits.Limits {
 		}
 		return newPipeline(pipeline{
 			calls: c.redisCalls, op: "hit_limits",
-			script: admitScript, width: 1, argWidth: 1, answer: 1, merge: !cluster, growAt: hitsGrowAt, senders: hitsSenders,
+			script: admitScript, width: 1, argWidth: 1, answer: 1, merge: !cluster, growAt: hitsGrowAt, senders: hitsSenders, arrivals: c.arrivals,
 			args: []any{strconv.FormatInt(period, 10), strconv.Itoa(rate), strconv.FormatInt(max(window.Milliseconds(), 0), 10)},
 		})
 	}

@@ -79,6 +79,9 @@ type pipeline struct {
 	// senders, when set, is how many pipelines may travel at once, fixed
 	// rather than found by the queue's climber (see the constants).
 	senders int
+	// arrivals, when set, are told of each pipeline with page hits whose
+	// increments its answer may start (the limits').
+	arrivals *arrivals
 
 	q *batch.Queue[*queued, struct{}]
 }
@@ -212,6 +215,10 @@ func (p *pipeline) send(calls []*batch.Call[*queued, struct{}], _ bool) {
 		if c.Req.deadline.Before(deadline) {
 			deadline = c.Req.deadline
 		}
+	}
+	if p.arrivals != nil {
+		// Landed once its hits are answered or handed on (hits.Start).
+		defer p.arrivals.land(p.arrivals.depart(reqs))
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	err := p.calls.do(ctx, p.op, func(ctx context.Context) error {

@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/countersvc/countersvc/counters"
+	"github.com/countersvc/countersvc/hits"
 	"github.com/countersvc/countersvc/internal/foundation/batch"
 	"github.com/countersvc/countersvc/internal/foundation/deadline"
 )
@@ -100,6 +102,8 @@ type coalescer struct {
 	// MaxPerCounter or the queue's limit. Guarded by the queue's lock (see
 	// batch.Options).
 	busy map[string]int
+	// arrivals, once set, are the page hits on their way (Store.Await).
+	arrivals atomic.Pointer[hits.Arrivals]
 }
 
 // step is one queued increment.
@@ -271,10 +275,26 @@ func groupRound(round []*waiter) []*group {
 	return groups
 }
 
-// run applies one round and answers all its waiters. A request that found
-// the coalescer idle runs alone, as if there were none, under its own
-// context.
+// run applies one round and answers all its waiters, then holds its
+// counter for the page hits on their way to it (Store.Await), since its
+// place in flight is given up when it returns. (A request that leads a
+// round on its own goroutine, which page hits handed on by their limits
+// never do, is answered after the hold.)
 func (c *coalescer) run(round []*waiter, alone bool) {
+	a := c.arrivals.Load()
+	if a == nil || alone {
+		c.apply(round, alone)
+		return
+	}
+	began := time.Now()
+	c.apply(round, false)
+	c.await(*a, round, time.Since(began))
+}
+
+// apply applies one round and answers all its waiters. A request that
+// found the coalescer idle runs alone, as if there were none, under its
+// own context.
+func (c *coalescer) apply(round []*waiter, alone bool) {
 	if alone {
 		w := round[0]
 		c.observe("alone", 1)

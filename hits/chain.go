@@ -3,6 +3,7 @@ package hits
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/countersvc/countersvc/counters"
 )
@@ -26,6 +27,24 @@ import (
 type Starter interface {
 	Start(cs []*Chain)
 	Result(c *Chain) (int64, error)
+}
+
+// Arrivals say which increments are on their way to a Starter: those of
+// the hits whose limits' answer is travelling back from Redis, which will
+// start them on arrival (see Starter).
+type Arrivals interface {
+	// Arriving returns a channel that is closed once some increments of
+	// name on their way now have been started or left behind, how many
+	// they are (at most), and in how long they are expected; nil when none
+	// is on its way.
+	Arriving(name string) (landed <-chan struct{}, n int, due time.Duration)
+}
+
+// Awaiter is a Starter that may hold its next round on a counter for the
+// increments on their way to it (the coalescer: see its Await). The
+// limits' store tells it of them when the two are joined.
+type Awaiter interface {
+	Await(Arrivals)
 }
 
 // Chain is a hit's increment, which Limits.Admit starts when it admits
