@@ -16,7 +16,11 @@ import (
 // increment of n counters is padded up to the next one, so a handful of
 // statements serve every n: each is prepared once per connection that runs
 // it, and a statement per exact size could leave thousands on the server.
-var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
+// One counter (a hot counter's labelled round) has a size of its own: a
+// padding row updates its counter's row a second time (its updated_at
+// moves on), and with it the label slot the row carries, so the server
+// wrote that row, its undo and its redo twice a round.
+var upsertSizes = []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 
 // upsertReturningSQL is the multi-counter upsert of rows rows, each
 // (name, by, now, now), or with slot (name, by, now, now, quarter, by),
