@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/countersvc/countersvc/breakdowns"
@@ -59,4 +60,45 @@ func TestALabelledRoundOfOneCounterChangesItsRowOnce(t *testing.T) {
 	if got["web"] != 2 || got["app"] != 2 {
 		t.Fatalf("the breakdown by channel is %v, want web 2 and app 2", got)
 	}
+}
+
+// A write of one counter through IncrementMany (a hot counter's round)
+// reads its new value from the OK packet: a new counter's, a value that
+// goes below zero, a step of 0; and a bound or int64 refuses it with
+// nothing changed, as it refuses a round of many.
+func TestIncrementManyOfOneCounterReturnsItsValueOrRefuses(t *testing.T) {
+	t.Parallel()
+	forEachPath(t, func(t *testing.T, dsn string, open func(string) (*storage.CounterStore, *storage.DB)) {
+		s, _ := open(dsn)
+		ctx := context.Background()
+		set(t, s, "ten", 10)
+		set(t, s, "top", math.MaxInt64)
+		if _, _, err := s.Set(ctx, counters.SetRequest{Name: "bounded", Value: 5, Max: counters.Bound{Value: int64p(5)}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			by   int64
+			want int64
+			code string // the error's code; "": none
+		}{
+			{"new", 3, 3, ""},
+			{"new", 4, 7, ""},
+			{"ten", -14, -4, ""},
+			{"zero", 0, 0, ""},
+			{"bounded", 1, 5, counters.EOUTOFRANGE},
+			{"top", 1, math.MaxInt64, counters.EOUTOFRANGE},
+		} {
+			got, err := s.IncrementMany(ctx, []counters.Increment{{Name: tc.name, By: tc.by}})
+			if counters.ErrorCode(err) != tc.code {
+				t.Fatalf("IncrementMany(%s by %d) = %v, want code %q", tc.name, tc.by, err, tc.code)
+			}
+			if err == nil && got[0] != tc.want {
+				t.Fatalf("IncrementMany(%s by %d) = %d, want %d", tc.name, tc.by, got[0], tc.want)
+			}
+			if v := value(t, s, tc.name); v != tc.want {
+				t.Fatalf("stored %s = %d after a step of %d, want %d", tc.name, v, tc.by, tc.want)
+			}
+		}
+	})
 }
