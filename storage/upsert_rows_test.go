@@ -19,16 +19,8 @@ import (
 func TestALabelledRoundOfOneCounterChangesItsRowOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// One connection: the session's counts are the store's statements'.
-	db, err := storage.Open(ctx, storetest.MigratedDSN(t), storage.Options{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s, err := storage.NewCounterStore(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := storetest.OpenStore(t, storetest.MigratedDSN(t))
+	db.SetMaxOpenConns(1) // the session's counts are the store's statements'
 	s.Count(storage.Labels(true, 0))
 	s.Now = testenv.NewClock(at).Now
 	round := func() {
