@@ -16,7 +16,11 @@ import (
 // increment of n counters is padded up to the next one, so a handful of
 // statements serve every n: each is prepared once per connection that runs
 // it, and a statement per exact size could leave thousands on the server.
-var upsertSizes = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
+// One counter (a hot counter's labelled round) has a statement of its own
+// (upsertOneSQL): a padding row updates its counter's row a second time
+// (its updated_at moves on), and with it the label slot the row carries,
+// so the server wrote that row, its undo and its redo twice a round.
+var upsertSizes = []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
 
 // upsertReturningSQL is the multi-counter upsert of rows rows, each
 // (name, by, now, now), or with slot (name, by, now, now, quarter, by),
@@ -58,6 +62,11 @@ func upsertManyHead(slot, labels bool) string {
 // history_write.go) and with labels the label slot's (labels_write.go);
 // the new updated_at follows it.
 func upsertManyUpdate(slot, labels bool) string {
+	return upsertUpdate(slot, labels, "value + VALUES(value)")
+}
+
+// upsertUpdate is upsertManyUpdate with sum, the new value's expression.
+func upsertUpdate(slot, labels bool, sum string) string {
 	free, update := "", ""
 	if slot {
 		free, update = " AND "+slotFree, slotUpdate
@@ -67,8 +76,26 @@ func upsertManyUpdate(slot, labels bool) string {
 	}
 	return ` ON DUPLICATE KEY UPDATE
 		value = IF((min_value IS NULL OR value + VALUES(value) >= min_value) AND (max_value IS NULL OR value + VALUES(value) <= max_value)` + free + `,
-		           value + VALUES(value), NULL),` + update + `
+		           ` + sum + `, NULL),` + update + `
 		updated_at = `
+}
+
+// upsertOneSQL is upsertReturningSQL of one row, whose new value comes
+// back as incrementSQL's does, in the OK packet (LAST_INSERT_ID), not
+// as a result set: the row's value is its step (VALUES(value)) and
+// LAST_INSERT_ID the value it leaves, inserted or updated. The driver
+// then reads one packet, and the server sends no columns and no row.
+// Parameters as upsertReturningSQL's of one row.
+func upsertOneSQL(slot, labels bool) string {
+	row := "(?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?)"
+	if slot {
+		row = "(?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?, ?, ?)"
+	}
+	if labels {
+		row = "(?, CAST(LAST_INSERT_ID(?) AS SIGNED), ?, ?, ?, ?, ?, ?)"
+	}
+	return upsertManyHead(slot, labels) + row + upsertUpdate(slot, labels, "CAST(LAST_INSERT_ID(value + VALUES(value)) AS SIGNED)") +
+		newerThanStored("VALUES(updated_at)")
 }
 
 // preparedUpserts holds the prepared INSERT ... RETURNING statements by row
@@ -115,7 +142,11 @@ func (p *preparedUpserts) stmt(ctx context.Context, shape upsertShape) (*sql.Stm
 	if st := p.bySize[shape]; st != nil {
 		return st, nil
 	}
-	st, err := p.db.PrepareContext(ctx, upsertReturningSQL(shape.rows, shape.slot, shape.labels))
+	q := upsertReturningSQL(shape.rows, shape.slot, shape.labels)
+	if shape.rows == 1 {
+		q = upsertOneSQL(shape.slot, shape.labels)
+	}
+	st, err := p.db.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +167,30 @@ func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment
 	if err != nil {
 		return nil, err
 	}
+	return st.QueryContext(ctx, upsertArgs(sorted, rows, now, slot, labels, size)...)
+}
+
+// one is the upsert of one counter's row (upsertOneSQL), as query's of
+// one row, and its new value.
+func (p *preparedUpserts) one(ctx context.Context, d counters.Increment, now time.Time, slot bool, labels []slotLabels, size int) (map[string]int64, error) {
+	st, err := p.stmt(ctx, upsertShape{1, slot, labels != nil})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.ExecContext(ctx, upsertArgs([]counters.Increment{d}, 1, now, slot, labels, size)...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]int64{d.Name: v}, nil
+}
+
+// upsertArgs are the arguments of the prepared upsert of rows rows that
+// carries sorted (see query).
+func upsertArgs(sorted []counters.Increment, rows int, now time.Time, slot bool, labels []slotLabels, size int) []any {
 	perRow := 4
 	if slot {
 		perRow = 6
@@ -170,7 +225,7 @@ func (p *preparedUpserts) query(ctx context.Context, sorted []counters.Increment
 	if labels != nil {
 		args = append(args, size)
 	}
-	return st.QueryContext(ctx, args...)
+	return args
 }
 
 func (p *preparedUpserts) Close() error {
@@ -191,9 +246,13 @@ func (p *preparedUpserts) Close() error {
 // up. The server also finds each row once, where an upsert and a SELECT
 // find it twice. With slot it adds the steps to the counters' history
 // slots, and with labels their labels to the label slots of size
-// slotSize. A round of more rows than the largest prepared size is sent
-// as text.
+// slotSize. A round of one counter (a hot counter's) reads its value
+// from the OK packet instead (one); a round of more rows than the largest
+// prepared size is sent as text.
 func (p *preparedUpserts) returning(ctx context.Context, sorted []counters.Increment, now time.Time, slot bool, labels []slotLabels, slotSize int) (map[string]int64, error) {
+	if len(sorted) == 1 {
+		return p.one(ctx, sorted[0], now, slot, labels, slotSize)
+	}
 	var rows *sql.Rows
 	var err error
 	if paddedSize(len(sorted)) > 0 {
