@@ -27,7 +27,7 @@ package_purpose() {
     gcc) echo "cgo, which go test -race needs" ;;
     libc6-dev) echo "the C headers cgo compiles against" ;;
     curl) echo "the documented examples (README.md, docs/)" ;;
-    chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
+    chromium|chromium-headless-shell) echo "the browser tests (page-hit snippet, dashboard); COUNTERS_TEST_NO_BROWSER=1 skips them" ;;
     python3|python3-pip) echo "the Python client's test, which installs it offline into a venv" ;;
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
