@@ -21,7 +21,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 package_purpose() {
   case "$1" in
     mariadb-server) echo "the database the service and tests use" ;;
-    mariadb-client) echo "to create the database user" ;;
+    mariadb-server-core) echo "the database the tests use" ;;
+    mariadb-client|mariadb-client-core) echo "to create the database user" ;;
     redis-server) echo "the cache" ;;
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
@@ -32,7 +33,7 @@ package_purpose() {
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
     rsync) echo "Galera's state transfer between the cluster test's nodes" ;;
-    iproute2) echo "ss, to see the cluster test's nodes listen" ;;
+    iproute2) echo "ip, for the tests' client on another address (a network namespace); ss, to see the cluster test's nodes listen" ;;
     nodejs) echo "the TypeScript client's tests (clients/js; npm comes from the npm registry, not apt)" ;;
     *) echo "needed by scripts/${0##*/}" ;;
   esac
