@@ -114,7 +114,7 @@ func TestNodeEventSourceReconnectsAndResumes(t *testing.T) {
 		t.Skip("node is not installed")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed")
+		t.Skip("npm is not on PATH: scripts/test puts npm there (fetched from the npm registry into .local/npm)")
 	}
 	dir := filepath.Join(os.TempDir(), "countersvc-test-npm")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "eventsource")); err != nil {

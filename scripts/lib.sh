@@ -21,19 +21,20 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 package_purpose() {
   case "$1" in
     mariadb-server) echo "the database the service and tests use" ;;
-    mariadb-client) echo "to create the database user" ;;
+    mariadb-server-core) echo "the database the tests use" ;;
+    mariadb-client|mariadb-client-core) echo "to create the database user" ;;
     redis-server) echo "the cache" ;;
     redis-tools) echo "to see that Redis answers" ;;
     gcc) echo "cgo, which go test -race needs" ;;
     libc6-dev) echo "the C headers cgo compiles against" ;;
     curl) echo "the documented examples (README.md, docs/)" ;;
-    chromium) echo "the page-hit snippet's browser test; COUNTERS_TEST_NO_BROWSER=1 skips it" ;;
+    chromium|chromium-headless-shell) echo "the browser tests (page-hit snippet, dashboard); COUNTERS_TEST_NO_BROWSER=1 skips them" ;;
     python3|python3-pip) echo "the Python client's test, which installs it offline into a venv" ;;
     wrk) echo "the benchmark's load generator" ;;
     galera-4) echo "the Galera cluster of scripts/test --cluster" ;;
     rsync) echo "Galera's state transfer between the cluster test's nodes" ;;
-    iproute2) echo "ss, to see the cluster test's nodes listen" ;;
-    nodejs|npm) echo "the TypeScript client's tests (clients/js)" ;;
+    iproute2) echo "ip, for the tests' client on another address (a network namespace); ss, to see the cluster test's nodes listen" ;;
+    nodejs) echo "the TypeScript client's tests (clients/js; npm comes from the npm registry, not apt)" ;;
     *) echo "needed by scripts/${0##*/}" ;;
   esac
 }
@@ -145,6 +146,68 @@ apt_changes() {
     n=$((n + BASH_REMATCH[1])); word="${BASH_REMATCH[3]}"
   done
   echo "$n"
+}
+
+# The npm that the TypeScript client's tests run (internal/clienttest,
+# app's tests of Node's clients) where no npm is on PATH: npm's own release
+# from the npm registry, checked against the integrity the registry
+# publishes for it (pinned here), in .local/npm/VERSION, for root and any
+# user alike (no root needed). Debian's npm package pulled in 368 more
+# packages (node-* and eslint) for Debian's nodejs' 10: about half of what
+# apt-get unpacked on a fresh machine; npm's release is one 3 MB download.
+# 10.9.9 is the last npm for Debian 12's Node 18 (engines: ^18.17.0 ||
+# >=20.5.0; npm 11 wants Node 20.17 or later).
+NPM_VERSION=10.9.9
+NPM_INTEGRITY=sha512-1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg==
+NPM_DIR="$ROOT/.local/npm/$NPM_VERSION"
+
+# needs_npm: true when npm or npx is not on PATH and the pinned npm is not
+# unpacked yet.
+needs_npm() {
+  { command -v npm && command -v npx; } >/dev/null 2>&1 && return 1
+  [ ! -x "$NPM_DIR/bin/npm" ]
+}
+
+# fetch_npm [VERSION INTEGRITY DIR] downloads npm-VERSION.tgz from the npm
+# registry ($NPM_REGISTRY, default registry.npmjs.org), checks it against
+# INTEGRITY (sha512-BASE64, as the registry's metadata gives it) before
+# unpacking anything, and unpacks it into DIR as a prefix of its own
+# (lib/node_modules/npm, with bin/npm and bin/npx linking to its
+# commands). DIR appears whole or not at all; one already there is kept.
+fetch_npm() {
+  local version="${1:-$NPM_VERSION}" integrity="${2:-$NPM_INTEGRITY}" dir="${3:-$NPM_DIR}"
+  [ -x "$dir/bin/npm" ] && return 0
+  local url="${NPM_REGISTRY:-https://registry.npmjs.org}/npm/-/npm-$version.tgz" tmp want="" have
+  mkdir -p "${dir%/*}"
+  tmp="$(mktemp -d "$dir.XXXXXX")"
+  chmod 755 "$tmp" # mktemp's 700 would keep it from other users (CI's, root fetching)
+  if ! curl -fsSL --retry 3 -o "$tmp/npm.tgz" "$url"; then
+    rm -rf "$tmp"; die "could not download npm $version from $url"
+  fi
+  if [[ "$integrity" == sha512-?* ]]; then
+    want="$({ printf %s "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n'; } 2>/dev/null || true)"
+  fi
+  have="$(sha512sum "$tmp/npm.tgz")"
+  if [ -z "$want" ] || [ "$want" != "${have%% *}" ]; then
+    rm -rf "$tmp"; die "npm-$version.tgz from $url is not the release pinned in scripts/lib.sh (its sha512 differs): not unpacked"
+  fi
+  mkdir -p "$tmp/lib/node_modules/npm" "$tmp/bin"
+  tar -xzf "$tmp/npm.tgz" -C "$tmp/lib/node_modules/npm" --strip-components=1 --no-same-owner ||
+    { rm -rf "$tmp"; die "could not unpack npm-$version.tgz"; }
+  rm "$tmp/npm.tgz"
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$tmp/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$tmp/bin/npx"
+  # A run beside this one may have put it there first: keep that one.
+  mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
+  log "npm $version from the npm registry (its pinned sha512 checked) in ${dir#"$ROOT"/}"
+}
+
+# use_npm puts the pinned npm first on PATH, fetching it when needed,
+# where no npm (and npx) is on PATH already.
+use_npm() {
+  { command -v npm && command -v npx; } >/dev/null 2>&1 && return 0
+  fetch_npm
+  export PATH="$NPM_DIR/bin:$PATH"
 }
 
 # ensure_go finds Go and checks it is at least the version go.mod names.
