@@ -23,7 +23,7 @@ func (*awaiter) Start(cs []*hits.Chain) {
 	}
 }
 func (*awaiter) Result(*hits.Chain) (int64, error) { return 0, nil }
-func (w *awaiter) Await(a hits.Arrivals)             { w.a.Store(&a) }
+func (w *awaiter) Await(a hits.Arrivals)           { w.a.Store(&a) }
 
 // While a limits pipeline with page hits that it may start is in Redis,
 // the increments' queue joined to the store (Store.Starter) is told that
