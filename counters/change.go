@@ -119,3 +119,9 @@ func Wanted(changes []Change, wants func(name string) bool) []Change {
 	}
 	return changes
 }
+
+// AnyDeleted reports whether changes hold a deletion (which a
+// DeletionObserver is told of whether it Wants the counter or not).
+func AnyDeleted(changes []Change) bool {
+	return slices.ContainsFunc(changes, func(c Change) bool { return c.Deleted })
+}

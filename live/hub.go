@@ -212,7 +212,7 @@ func (h *Hub) WantsDeletions() bool { return h.o.Transport != nil }
 func (h *Hub) Committed(_ context.Context, changes []counters.Change) {
 	anywhere := h.anywhere.Load()
 	local := h.watching.Load()
-	if !local && anywhere.empty() && !h.WantsDeletions() {
+	if !local && anywhere.empty() && !(h.WantsDeletions() && counters.AnyDeleted(changes)) {
 		return
 	}
 	var mark, send []string

@@ -144,7 +144,7 @@ func (s *changeSeam) recordOthers(ctx context.Context, ex Execer, changes []coun
 // committed tells each observer of the changes it wants, which committed,
 // and a DeletionObserver of every deletion too.
 func (s *changeSeam) committed(ctx context.Context, changes []counters.Change) {
-	deletes := slices.ContainsFunc(changes, func(c counters.Change) bool { return c.Deleted })
+	deletes := counters.AnyDeleted(changes)
 	for _, o := range s.observers {
 		wants := o.Wants
 		if deletes && wantsDeletions(o) { // deletions are rare: most rounds skip the type check
